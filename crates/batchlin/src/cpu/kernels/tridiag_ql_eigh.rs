@@ -1,0 +1,337 @@
+//! Symmetric eigendecomposition for small matrices: Householder tridiagonalisation of the
+//! lower triangle (LAPACK sytd2, column-oriented symv/syr2 over contiguous columns), Q formed
+//! in place as org2r, then the implicit QL iteration with Wilkinson shifts (EISPACK tql2),
+//! whose plane rotations update contiguous columns of the eigenvector matrix.
+
+use super::{axpy, dot, fast_hypot, fma, larfg, org2r_in_place, rot, sign, two_cols, KernelStatus};
+use crate::Real;
+
+/// Scratch length (in elements) that [`eigh`] needs for an n x n matrix.
+pub fn eigh_scratch_len(n: usize) -> usize {
+    4 * n
+}
+
+/// Symmetric eigendecomposition of the n x n matrix `a` (column-major; only the lower triangle
+/// is read). `w[0..n]` gets the eigenvalues (unsorted); if `v` is Some, `v` (n x n
+/// column-major) gets orthonormal eigenvectors as columns, `v[:, i]` for `w[i]`. `a` is
+/// destroyed. `scratch` must hold [`eigh_scratch_len`]`(n)` elements. Returns the QL
+/// iterations taken and whether every eigenvalue converged.
+pub fn eigh<T: Real>(
+    n: usize,
+    a: &mut [T],
+    w: &mut [T],
+    v: Option<&mut [T]>,
+    scratch: &mut [T],
+) -> KernelStatus {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2_fma() {
+        // SAFETY: AVX2 and FMA were detected.
+        return unsafe { eigh_avx2(n, a, w, v, scratch) };
+    }
+    eigh_impl::<T, false>(n, a, w, v, scratch)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn eigh_avx2<T: Real>(
+    n: usize,
+    a: &mut [T],
+    w: &mut [T],
+    v: Option<&mut [T]>,
+    scratch: &mut [T],
+) -> KernelStatus {
+    eigh_impl::<T, true>(n, a, w, v, scratch)
+}
+
+#[inline(always)]
+fn eigh_impl<T: Real, const F: bool>(
+    n: usize,
+    a: &mut [T],
+    w: &mut [T],
+    v: Option<&mut [T]>,
+    scratch: &mut [T],
+) -> KernelStatus {
+    if n == 0 {
+        return KernelStatus {
+            iterations: 0,
+            converged: true,
+        };
+    }
+    let a = &mut a[..n * n];
+    let d = &mut w[..n];
+    let (e, rest) = scratch[..4 * n].split_at_mut(n);
+    let (tau, rest) = rest.split_at_mut(n);
+    let (vb, p) = rest.split_at_mut(n);
+    tridiagonalize::<T, F>(n, a, d, e, tau, vb, p);
+    match v {
+        Some(z) => {
+            let z = &mut z[..n * n];
+            form_q::<T, F>(n, a, tau, z);
+            tql2::<T, F, true>(n, d, e, z)
+        }
+        None => tql2::<T, F, false>(n, d, e, &mut []),
+    }
+}
+
+/// sytd2 (lower): on return `d` holds the diagonal, `e[0..n-1]` the sub-diagonal of
+/// T = Q^T A Q, `e[n-1] = 0`, and the reflectors are stored in the strict lower part of `a`
+/// below the sub-diagonal (v_i = [1; a[i+2..n, i]]), `tau[0..n-1]`.
+#[inline(always)]
+fn tridiagonalize<T: Real, const F: bool>(
+    n: usize,
+    a: &mut [T],
+    d: &mut [T],
+    e: &mut [T],
+    tau: &mut [T],
+    vb: &mut [T],
+    p: &mut [T],
+) {
+    for i in 0..n.saturating_sub(1) {
+        let s = n - 1 - i; // size of the trailing block A22 = a[i+1.., i+1..]
+        let (left, a22) = a.split_at_mut((i + 1) * n);
+        let col = &mut left[i * n + i + 1..i * n + n];
+        let (alpha, x) = col.split_first_mut().unwrap();
+        let (beta, t) = larfg::<T, F>(*alpha, x);
+        *alpha = beta;
+        e[i] = beta;
+        tau[i] = t;
+        if t != T::ZERO {
+            let v = &mut vb[..s];
+            v[0] = T::ONE;
+            v[1..].copy_from_slice(x);
+            let p = &mut p[..s];
+            p.fill(T::ZERO);
+            // p = A22 v, from the lower triangle, one pass per column.
+            for c in 0..s {
+                let colc = &a22[c * n + i + 1 + c..c * n + n];
+                let (diag, below) = colc.split_first().unwrap();
+                let vc = v[c];
+                let dt = dot::<T, F>(below, &v[c + 1..]);
+                p[c] = fma::<T, F>(*diag, vc, p[c] + dt);
+                axpy::<T, F>(vc, below, &mut p[c + 1..]);
+            }
+            // p = tau A22 v;  w = p - (tau/2)(p.v) v
+            for pi in p.iter_mut() {
+                *pi *= t;
+            }
+            let alpha2 = -(T::HALF * t) * dot::<T, F>(p, v);
+            axpy::<T, F>(alpha2, v, p);
+            // A22 -= v w^T + w v^T (lower triangle).
+            for c in 0..s {
+                let colc = &mut a22[c * n + i + 1 + c..c * n + n];
+                let (vc, pc) = (-v[c], -p[c]);
+                let vv = &v[c..];
+                let pp = &p[c..];
+                for ((x, &vi), &pi) in colc.iter_mut().zip(vv).zip(pp) {
+                    *x = fma::<T, F>(vi, pc, fma::<T, F>(pi, vc, *x));
+                }
+            }
+        }
+        d[i] = left[i * n + i];
+    }
+    d[n - 1] = a[(n - 1) * n + n - 1];
+    e[n - 1] = T::ZERO;
+}
+
+/// Q = H_0 ... H_{n-2} into z, from the reflectors left in `a` by [`tridiagonalize`].
+#[inline(always)]
+fn form_q<T: Real, const F: bool>(n: usize, a: &[T], tau: &[T], z: &mut [T]) {
+    z[..n].fill(T::ZERO);
+    z[0] = T::ONE;
+    for j in 1..n {
+        z[j * n] = T::ZERO;
+    }
+    if n == 1 {
+        return;
+    }
+    let k = n - 1;
+    for j in 0..k {
+        // reflector j, in block coordinates (rows/cols 1..n), lives at block row j+1.., col j
+        let src = &a[j * n + j + 2..j * n + n];
+        z[(j + 1) * n + j + 2..(j + 1) * n + n].copy_from_slice(src);
+    }
+    org2r_in_place::<T, F>(n - 1, n - 1, k, &mut z[n + 1..], n, tau);
+}
+
+/// Implicit QL with Wilkinson shifts (EISPACK tql2) on the symmetric tridiagonal (d, e) with
+/// `e[i]` coupling `d[i]` and `d[i+1]`; when `VEC`, the rotations are applied to the columns of
+/// `z` (n x n). On return d holds the eigenvalues (unsorted).
+#[inline(always)]
+fn tql2<T: Real, const F: bool, const VEC: bool>(
+    n: usize,
+    d: &mut [T],
+    e: &mut [T],
+    z: &mut [T],
+) -> KernelStatus {
+    let eps = T::EPSILON;
+    let max_iter = 30 * n as u32 + 30;
+    let mut iters = 0u32;
+    let mut converged = true;
+    let mut f = T::ZERO;
+    let mut tst1 = T::ZERO;
+    for l in 0..n {
+        tst1 = tst1.max(d[l].abs() + e[l].abs());
+        let mut m = l;
+        while m < n - 1 {
+            if e[m].abs() <= eps * tst1 {
+                break;
+            }
+            m += 1;
+        }
+        if m > l {
+            loop {
+                if iters >= max_iter {
+                    converged = false;
+                    break;
+                }
+                iters += 1;
+                // Shift from the leading 2x2.
+                let g = d[l];
+                let mut p = (d[l + 1] - g) / (T::TWO * e[l]);
+                let r = sign(fast_hypot(p, T::ONE), p);
+                d[l] = e[l] / (p + r);
+                d[l + 1] = e[l] * (p + r);
+                let dl1 = d[l + 1];
+                let h = g - d[l];
+                for di in d[l + 2..n].iter_mut() {
+                    *di -= h;
+                }
+                f += h;
+                // Implicit QL sweep from m-1 down to l.
+                p = d[m];
+                let mut c = T::ONE;
+                let mut c2 = c;
+                let mut c3 = c;
+                let el1 = e[l + 1];
+                let mut s = T::ZERO;
+                let mut s2 = T::ZERO;
+                for i in (l..m).rev() {
+                    c3 = c2;
+                    c2 = c;
+                    s2 = s;
+                    let g = c * e[i];
+                    let h = c * p;
+                    let r = fast_hypot(p, e[i]);
+                    e[i + 1] = s * r;
+                    s = e[i] / r;
+                    c = p / r;
+                    p = c * d[i] - s * g;
+                    d[i + 1] = h + s * (c * g + s * d[i]);
+                    if VEC {
+                        // z[:, i+1] = s z[:, i] + c z[:, i+1];  z[:, i] = c z[:, i] - s z[:, i+1]
+                        let (zi, zi1) = two_cols(z, n, n, i, i + 1);
+                        rot::<T, F>(zi, zi1, c, -s);
+                    }
+                }
+                p = -s * s2 * c3 * el1 * e[l] / dl1;
+                e[l] = s * p;
+                d[l] = c * p;
+                if !(e[l].abs() > eps * tst1) {
+                    break;
+                }
+            }
+        }
+        d[l] += f;
+        e[l] = T::ZERO;
+    }
+    KernelStatus {
+        iterations: iters,
+        converged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::kernels::test_util::*;
+
+    fn check<T: Real>(n: usize, a64: &[f64], name: &str, tol: f64) {
+        let a_t: Vec<T> = a64.iter().map(|&x| T::from_f64(x)).collect();
+        let a_in: Vec<f64> = a_t.iter().map(|x| x.to_f64()).collect();
+        let an = fro(&a_in).max(f64::MIN_POSITIVE);
+        // reference eigenvalues in f64 (faer), of the rounded input
+        let mut ref_w: Vec<f64> = if n > 0 {
+            let m = faer::Mat::<f64>::from_fn(n, n, |i, j| a_in[i + j * n]);
+            let evd = m.self_adjoint_eigen(faer::Side::Lower).unwrap();
+            (0..n).map(|i| evd.S()[i]).collect()
+        } else {
+            vec![]
+        };
+        ref_w.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let mut scratch = vec![T::ZERO; eigh_scratch_len(n)];
+        // eigenvalues only
+        {
+            let mut a = a_t.clone();
+            let mut w = vec![T::ZERO; n];
+            let st = eigh(n, &mut a, &mut w, None, &mut scratch);
+            assert!(st.converged, "{name} {n}: no convergence (values)");
+            let mut w: Vec<f64> = w.iter().map(|x| x.to_f64()).collect();
+            w.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let ew = w
+                .iter()
+                .zip(&ref_w)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max)
+                / an;
+            assert!(ew <= tol, "{name} {n}: eigvalsh err {ew:e}");
+        }
+        let mut a = a_t.clone();
+        let mut w = vec![T::ZERO; n];
+        let mut v = vec![T::from_f64(5.0); n * n];
+        let st = eigh(n, &mut a, &mut w, Some(&mut v), &mut scratch);
+        assert!(st.converged, "{name} {n}: no convergence");
+        let v64: Vec<f64> = v.iter().map(|x| x.to_f64()).collect();
+        let w64: Vec<f64> = w.iter().map(|x| x.to_f64()).collect();
+        let av = matmul(n, n, n, &a_in, &v64);
+        let mut res = av.clone();
+        for j in 0..n {
+            for i in 0..n {
+                res[i + j * n] -= v64[i + j * n] * w64[j];
+            }
+        }
+        let resid = fro(&res) / an;
+        let orth = orth_err(n, n, &v64);
+        let mut ws = w64.clone();
+        ws.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let ew = ws
+            .iter()
+            .zip(&ref_w)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max)
+            / an;
+        let t = std::any::type_name::<T>();
+        note(format!("eigh {t} resid"), resid);
+        note(format!("eigh {t} orth"), orth);
+        note(format!("eigh {t} eigvals"), ew);
+        note(
+            format!("eigh {t} iters/n"),
+            st.iterations as f64 / n.max(1) as f64,
+        );
+        assert!(
+            resid <= tol && orth <= tol && ew <= tol,
+            "{name} {n}: resid {resid:e} orth {orth:e} eig {ew:e} iters {}",
+            st.iterations
+        );
+    }
+
+    fn run<T: Real>(tol: f64) {
+        let mut r = rng(2);
+        for &n in SIZES.iter().chain(&[4, 5, 6, 96]) {
+            for (name, mut a) in symmetric_cases(&mut r, n) {
+                driver_scale(&mut a);
+                check::<T>(n, &a, name, tol);
+            }
+        }
+        dump(&format!("eigh {}", std::any::type_name::<T>()));
+    }
+
+    #[test]
+    fn eigh_f32() {
+        run::<f32>(2e-5);
+    }
+
+    #[test]
+    fn eigh_f64() {
+        run::<f64>(2e-5 * f64::EPSILON / f32::EPSILON as f64);
+    }
+}

@@ -1,0 +1,633 @@
+//! The CPU backends: the batch spread over all cores, one matrix per task, each worker
+//! with scratch it reuses for every matrix it takes (no allocation per matrix).
+//!
+//! For every matrix the driver gathers the input into a column-major work buffer (any
+//! strides), checks it is finite, scales it by a power of two, runs the chosen algorithm
+//! (`kernels`, batchlin's own small-matrix kernels, or `faer_backend`), then applies the
+//! conventions every backend shares (sorting, signs, rank flag), undoes the scaling and
+//! writes the outputs where the caller asked.
+
+pub(crate) mod faer_backend;
+pub mod kernels;
+
+use crate::backend::Backend;
+use crate::info::Info;
+use crate::ops::{QrMode, Uplo};
+use crate::scalar::Real;
+use crate::view::{BatchRef, RawMut};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::Par;
+use rayon::prelude::*;
+
+/// Which per-matrix algorithm the CPU driver runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CpuAlgo {
+    Small,
+    Faer,
+}
+
+impl CpuAlgo {
+    pub(crate) fn of(backend: Backend) -> Option<CpuAlgo> {
+        match backend {
+            Backend::CpuSmall => Some(CpuAlgo::Small),
+            Backend::CpuFaer => Some(CpuAlgo::Faer),
+            _ => None,
+        }
+    }
+}
+
+/// An output matrix of the batch: where to write and the offset of matrix `index`.
+#[derive(Copy, Clone)]
+pub(crate) struct OutMat<'a, T> {
+    pub raw: RawMut<T>,
+    pub layout: &'a crate::view::Layout,
+}
+
+impl<T> OutMat<'_, T> {
+    #[inline]
+    fn base(&self, index: usize) -> isize {
+        self.layout.matrix_offset(index)
+    }
+}
+
+/// A pointer to the info words, written once per matrix from the worker threads.
+#[derive(Copy, Clone)]
+struct InfoOut(*mut Info);
+unsafe impl Send for InfoOut {}
+unsafe impl Sync for InfoOut {}
+
+/// A worker's scratch: element buffers for the driver and the algorithm, and a byte stack
+/// for faer.
+struct Workspace<T> {
+    buf: Vec<T>,
+    mem: MemBuffer,
+}
+
+impl<T: Real> Workspace<T> {
+    fn new(len: usize, req: StackReq) -> Self {
+        Workspace {
+            buf: vec![T::ZERO; len],
+            mem: MemBuffer::new(req),
+        }
+    }
+}
+
+/// Run `f(workspace, index)` for every matrix of the batch across the worker threads.
+/// A lone large matrix (or fewer matrices than threads) runs them one by one and lets
+/// faer use every core inside each.
+fn for_each_matrix<T: Real, F>(
+    batch: usize,
+    inner_par: bool,
+    ws_len: usize,
+    req: StackReq,
+    info: &mut [Info],
+    f: F,
+) where
+    F: Fn(&mut Workspace<T>, usize) -> Info + Sync,
+{
+    debug_assert_eq!(info.len(), batch);
+    if inner_par || batch == 1 {
+        let mut ws = Workspace::new(ws_len, req);
+        for (i, slot) in info.iter_mut().enumerate() {
+            *slot = f(&mut ws, i);
+        }
+        return;
+    }
+    let out = InfoOut(info.as_mut_ptr());
+    let out = &out;
+    let threads = rayon::current_num_threads().max(1);
+    let min_len = (batch / (threads * 8)).max(1);
+    (0..batch)
+        .into_par_iter()
+        .with_min_len(min_len)
+        .for_each_init(
+            || Workspace::new(ws_len, req),
+            |ws, i| {
+                let r = f(ws, i);
+                // SAFETY: each index is visited once and info has `batch` entries.
+                unsafe { *out.0.add(i) = r };
+            },
+        );
+}
+
+/// Whether a lone matrix (or a batch smaller than the thread count) of this size should
+/// get every core inside faer rather than one core per matrix.
+fn use_inner_par(algo: CpuAlgo, batch: usize, m: usize, n: usize) -> bool {
+    algo == CpuAlgo::Faer
+        && batch < rayon::current_num_threads()
+        && m.saturating_mul(n) >= 192 * 192
+}
+
+fn par_for(inner: bool) -> Par {
+    if inner {
+        Par::rayon(0)
+    } else {
+        Par::Seq
+    }
+}
+
+/// Power-of-two factors (two halves, so no intermediate overflows) that multiply by 2^e.
+#[derive(Copy, Clone)]
+struct Pow2<T>(T, T);
+
+impl<T: Real> Pow2<T> {
+    fn new(e: i32) -> Self {
+        Pow2(T::exp2i(e / 2), T::exp2i(e - e / 2))
+    }
+    #[inline(always)]
+    fn apply(self, x: T) -> T {
+        x * self.0 * self.1
+    }
+}
+
+/// The exponent e with max * 2^-e in [0.5, 1); 0 for a zero matrix.
+fn scale_exponent<T: Real>(max: T) -> i32 {
+    if max > T::ZERO {
+        max.exponent()
+    } else {
+        0
+    }
+}
+
+/// Gather matrix `index` of `a` (or its transpose) into column-major `w`; returns the
+/// largest |entry| and whether every entry was finite.
+fn gather<T: Real>(a: &BatchRef<T>, index: usize, transpose: bool, w: &mut [T]) -> (T, bool) {
+    let l = a.layout();
+    let base = l.matrix_offset(index);
+    let (rows, cols) = if transpose {
+        (l.cols, l.rows)
+    } else {
+        (l.rows, l.cols)
+    };
+    let mut max = T::ZERO;
+    let mut finite = true;
+    for j in 0..cols {
+        let col = &mut w[j * rows..(j + 1) * rows];
+        for (i, slot) in col.iter_mut().enumerate() {
+            // SAFETY: i < rows, j < cols, and the view was checked on creation.
+            let x = unsafe {
+                if transpose {
+                    a.get_unchecked(base, j, i)
+                } else {
+                    a.get_unchecked(base, i, j)
+                }
+            };
+            finite &= x.is_finite();
+            max = max.max(x.abs());
+            *slot = x;
+        }
+    }
+    (max, finite)
+}
+
+fn scale_in_place<T: Real>(w: &mut [T], e: i32) {
+    if e != 0 {
+        let p = Pow2::new(-e);
+        for x in w.iter_mut() {
+            *x = p.apply(*x);
+        }
+    }
+}
+
+/// Fill an output matrix with `value` (NaN for a non-finite input, zero for padding).
+fn fill_out<T: Real>(out: &OutMat<T>, index: usize, value: T) {
+    let base = out.base(index);
+    for i in 0..out.layout.rows {
+        for j in 0..out.layout.cols {
+            unsafe { out.raw.set(base, i, j, value) };
+        }
+    }
+}
+
+/// Write an identity (rows x cols) to an output matrix.
+fn write_identity<T: Real>(out: &OutMat<T>, index: usize) {
+    let base = out.base(index);
+    for i in 0..out.layout.rows {
+        for j in 0..out.layout.cols {
+            unsafe {
+                out.raw
+                    .set(base, i, j, if i == j { T::ONE } else { T::ZERO })
+            };
+        }
+    }
+}
+
+/// Index of the entry of largest magnitude (the first on ties).
+fn argmax_abs<T: Real>(x: &[T]) -> usize {
+    let mut best = 0;
+    let mut bv = T::ZERO;
+    for (i, &v) in x.iter().enumerate() {
+        if v.abs() > bv {
+            bv = v.abs();
+            best = i;
+        }
+    }
+    best
+}
+
+/// Sort `vals` (ascending, or descending) and permute the columns (length `ld`) of
+/// every matrix in `cols` the same way. Selection sort: O(n^2) compares, n swaps.
+fn sort_with_columns<T: Real>(vals: &mut [T], descending: bool, cols: &mut [(&mut [T], usize)]) {
+    let n = vals.len();
+    for i in 0..n {
+        let mut best = i;
+        for j in i + 1..n {
+            let better = if descending {
+                vals[j] > vals[best]
+            } else {
+                vals[j] < vals[best]
+            };
+            if better {
+                best = j;
+            }
+        }
+        if best != i {
+            vals.swap(i, best);
+            for (mat, ld) in cols.iter_mut() {
+                let ld = *ld;
+                let (lo, hi) = mat.split_at_mut(best * ld);
+                lo[i * ld..(i + 1) * ld].swap_with_slice(&mut hi[..ld]);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// QR
+
+pub(crate) struct QrOut<'a, T> {
+    pub q: Option<OutMat<'a, T>>,
+    pub r: OutMat<'a, T>,
+}
+
+pub(crate) fn qr_batch<T: Real>(
+    algo: CpuAlgo,
+    a: &BatchRef<T>,
+    mode: QrMode,
+    out: QrOut<T>,
+    info: &mut [Info],
+) {
+    let l = a.layout();
+    let (m, n, batch) = (l.rows, l.cols, l.batch());
+    let k = m.min(n);
+    let q_cols = match mode {
+        QrMode::Complete => m,
+        QrMode::Reduced => k,
+        QrMode::R => 0,
+    };
+    let inner = use_inner_par(algo, batch, m, n);
+    let par = par_for(inner);
+    let req = match algo {
+        CpuAlgo::Faer => faer_backend::qr_scratch::<T>(m, n, q_cols, par),
+        CpuAlgo::Small => StackReq::EMPTY,
+    };
+    // Work layout: a (m x n) | q (m x q_cols) | tau (k) | signs (k)
+    let ws_len = m * n + m * q_cols + 2 * k;
+    for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
+        let (aw, rest) = ws.buf.split_at_mut(m * n);
+        let (qw, rest) = rest.split_at_mut(m * q_cols);
+        let (tau, signs) = rest.split_at_mut(k);
+        let (max, finite) = gather(a, index, false, aw);
+        if !finite {
+            fill_out(&out.r, index, T::NAN);
+            if let Some(q) = &out.q {
+                fill_out(q, index, T::NAN);
+            }
+            return Info(Info::NONFINITE);
+        }
+        if k == 0 {
+            fill_out(&out.r, index, T::ZERO);
+            if let Some(q) = &out.q {
+                write_identity(q, index);
+            }
+            return Info::OK;
+        }
+        let e = scale_exponent(max);
+        scale_in_place(aw, e);
+        let want_q = out.q.is_some();
+        match algo {
+            CpuAlgo::Small => {
+                kernels::qr_factor(m, n, aw, tau);
+                if want_q {
+                    kernels::qr_form_q(m, k, aw, tau, qw, q_cols);
+                }
+            }
+            CpuAlgo::Faer => {
+                let stack = MemStack::new(&mut ws.mem);
+                let q = if want_q {
+                    Some((&mut qw[..], q_cols))
+                } else {
+                    None
+                };
+                faer_backend::qr(m, n, aw, q, par, stack);
+            }
+        }
+        // Sign convention: diag(R) >= 0, so the factorisation of a full-rank matrix is
+        // unique and every backend agrees.
+        let mut dmax = T::ZERO;
+        let mut dmin = T::ZERO;
+        for i in 0..k {
+            let d = aw[i + i * m];
+            signs[i] = if d < T::ZERO { -T::ONE } else { T::ONE };
+            dmax = dmax.max(d.abs());
+            dmin = if i == 0 { d.abs() } else { dmin.min(d.abs()) };
+        }
+        let tol = T::from_f64(m.max(n) as f64) * T::EPSILON * dmax;
+        let mut inf = Info::OK;
+        if dmin <= tol {
+            inf = inf.with_flag(Info::RANK_DEFICIENT);
+        }
+        let unscale = Pow2::new(e);
+        let rbase = out.r.base(index);
+        for i in 0..out.r.layout.rows {
+            for j in 0..n {
+                let v = if i <= j && i < k {
+                    unscale.apply(aw[i + j * m] * signs[i])
+                } else {
+                    T::ZERO
+                };
+                unsafe { out.r.raw.set(rbase, i, j, v) };
+            }
+        }
+        if let Some(q) = &out.q {
+            let qbase = q.base(index);
+            for j in 0..q_cols {
+                let s = if j < k { signs[j] } else { T::ONE };
+                for i in 0..m {
+                    unsafe { q.raw.set(qbase, i, j, qw[i + j * m] * s) };
+                }
+            }
+        }
+        inf
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Symmetric eigendecomposition
+
+/// Gather the `uplo` triangle of matrix `index` as a full symmetric column-major matrix.
+fn gather_symmetric<T: Real>(a: &BatchRef<T>, index: usize, uplo: Uplo, w: &mut [T]) -> (T, bool) {
+    let l = a.layout();
+    let n = l.rows;
+    let base = l.matrix_offset(index);
+    let mut max = T::ZERO;
+    let mut finite = true;
+    for j in 0..n {
+        for i in j..n {
+            // (i, j) in the lower triangle; read it from the named one.
+            let x = unsafe {
+                match uplo {
+                    Uplo::Lower => a.get_unchecked(base, i, j),
+                    Uplo::Upper => a.get_unchecked(base, j, i),
+                }
+            };
+            finite &= x.is_finite();
+            max = max.max(x.abs());
+            w[i + j * n] = x;
+            w[j + i * n] = x;
+        }
+    }
+    (max, finite)
+}
+
+pub(crate) struct EighOut<'a, T> {
+    pub w: OutMat<'a, T>,
+    pub v: Option<OutMat<'a, T>>,
+}
+
+pub(crate) fn eigh_batch<T: Real>(
+    algo: CpuAlgo,
+    a: &BatchRef<T>,
+    uplo: Uplo,
+    out: EighOut<T>,
+    info: &mut [Info],
+) {
+    let l = a.layout();
+    let (n, batch) = (l.rows, l.batch());
+    let vectors = out.v.is_some();
+    let inner = use_inner_par(algo, batch, n, n);
+    let par = par_for(inner);
+    let (req, kscratch) = match algo {
+        CpuAlgo::Faer => (faer_backend::eigh_scratch::<T>(n, vectors, par), 0),
+        CpuAlgo::Small => (StackReq::EMPTY, kernels::eigh_scratch_len(n)),
+    };
+    // Work layout: a (n x n) | w (n) | v (n x n if vectors) | kernel scratch
+    let vlen = if vectors { n * n } else { 0 };
+    let ws_len = n * n + n + vlen + kscratch;
+    for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
+        let (aw, rest) = ws.buf.split_at_mut(n * n);
+        let (ww, rest) = rest.split_at_mut(n);
+        let (vw, kscr) = rest.split_at_mut(vlen);
+        let (max, finite) = gather_symmetric(a, index, uplo, aw);
+        if !finite {
+            fill_out(&out.w, index, T::NAN);
+            if let Some(v) = &out.v {
+                fill_out(v, index, T::NAN);
+            }
+            return Info(Info::NONFINITE);
+        }
+        let e = scale_exponent(max);
+        scale_in_place(aw, e);
+        let vopt = if vectors { Some(&mut vw[..]) } else { None };
+        let status = match algo {
+            CpuAlgo::Small => kernels::eigh(n, aw, ww, vopt, kscr),
+            CpuAlgo::Faer => faer_backend::eigh(n, aw, ww, vopt, par, MemStack::new(&mut ws.mem)),
+        };
+        let mut inf = Info::OK.with_iterations(status.iterations);
+        if !status.converged {
+            inf = inf.with_flag(Info::NOT_CONVERGED);
+        }
+        if vectors {
+            sort_with_columns(ww, false, &mut [(&mut vw[..], n)]);
+            // Sign convention: each eigenvector's largest component is positive.
+            for j in 0..n {
+                let col = &mut vw[j * n..(j + 1) * n];
+                if col[argmax_abs(col)] < T::ZERO {
+                    col.iter_mut().for_each(|x| *x = -*x);
+                }
+            }
+        } else {
+            sort_with_columns(ww, false, &mut []);
+        }
+        let unscale = Pow2::new(e);
+        let wbase = out.w.base(index);
+        for (j, &x) in ww.iter().enumerate() {
+            unsafe { out.w.raw.set(wbase, 0, j, unscale.apply(x)) };
+        }
+        if let Some(v) = &out.v {
+            let vbase = v.base(index);
+            for j in 0..n {
+                for i in 0..n {
+                    unsafe { v.raw.set(vbase, i, j, vw[i + j * n]) };
+                }
+            }
+        }
+        inf
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// SVD
+
+pub(crate) struct SvdOut<'a, T> {
+    pub u: Option<OutMat<'a, T>>,
+    pub s: OutMat<'a, T>,
+    pub vh: Option<OutMat<'a, T>>,
+}
+
+pub(crate) fn svd_batch<T: Real>(
+    algo: CpuAlgo,
+    a: &BatchRef<T>,
+    full: bool,
+    out: SvdOut<T>,
+    info: &mut [Info],
+) {
+    let l = a.layout();
+    let (m, n, batch) = (l.rows, l.cols, l.batch());
+    // Work on the tall orientation: p x q with p >= q. A wide A is decomposed as A^T.
+    let transpose = m < n;
+    let (p, q) = if transpose { (n, m) } else { (m, n) };
+    let vectors = out.u.is_some();
+    let u_cols = if full { p } else { q };
+    let inner = use_inner_par(algo, batch, m, n);
+    let par = par_for(inner);
+    let (req, kscratch) = match algo {
+        CpuAlgo::Faer => (
+            faer_backend::svd_scratch::<T>(p, q, vectors.then_some(u_cols), vectors, par),
+            0,
+        ),
+        CpuAlgo::Small => (
+            StackReq::EMPTY,
+            kernels::svd_scratch_len(p, q) + if full { 2 * p * q + q } else { 0 },
+        ),
+    };
+    let (ulen, vlen) = if vectors { (p * u_cols, q * q) } else { (0, 0) };
+    // Work layout: a (p x q) | s (q) | u (p x u_cols) | v (q x q) | kernel scratch
+    let ws_len = p * q + q + ulen + vlen + kscratch;
+    for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
+        let (aw, rest) = ws.buf.split_at_mut(p * q);
+        let (sw, rest) = rest.split_at_mut(q);
+        let (uw, rest) = rest.split_at_mut(ulen);
+        let (vw, kscr) = rest.split_at_mut(vlen);
+        let (max, finite) = gather(a, index, transpose, aw);
+        if !finite {
+            fill_out(&out.s, index, T::NAN);
+            for o in [&out.u, &out.vh].into_iter().flatten() {
+                fill_out(o, index, T::NAN);
+            }
+            return Info(Info::NONFINITE);
+        }
+        if q == 0 {
+            for o in [&out.u, &out.vh].into_iter().flatten() {
+                write_identity(o, index);
+            }
+            return Info::OK;
+        }
+        let e = scale_exponent(max);
+        scale_in_place(aw, e);
+        let status = match algo {
+            CpuAlgo::Small => {
+                let (uo, vo) = if vectors {
+                    (Some(&mut uw[..p * q]), Some(&mut vw[..]))
+                } else {
+                    (None, None)
+                };
+                let st = kernels::svd(p, q, aw, sw, uo, vo, kscr);
+                if vectors && u_cols > q {
+                    complete_basis(p, q, uw, kscr);
+                }
+                st
+            }
+            CpuAlgo::Faer => {
+                let (uo, vo) = if vectors {
+                    (Some((&mut uw[..], u_cols)), Some(&mut vw[..]))
+                } else {
+                    (None, None)
+                };
+                faer_backend::svd(p, q, aw, sw, uo, vo, par, MemStack::new(&mut ws.mem))
+            }
+        };
+        let mut inf = Info::OK.with_iterations(status.iterations);
+        if !status.converged {
+            inf = inf.with_flag(Info::NOT_CONVERGED);
+        }
+        for x in sw.iter_mut() {
+            *x = x.abs();
+        }
+        if vectors {
+            let (u_first, _) = uw.split_at_mut(p * q);
+            sort_with_columns(sw, true, &mut [(u_first, p), (&mut vw[..], q)]);
+            // Sign convention: each column of A's U has its largest component positive
+            // (A's U is the work V when A was transposed).
+            for j in 0..q {
+                let lead = if transpose {
+                    &vw[j * q..(j + 1) * q]
+                } else {
+                    &uw[j * p..(j + 1) * p]
+                };
+                if lead[argmax_abs(lead)] < T::ZERO {
+                    uw[j * p..(j + 1) * p].iter_mut().for_each(|x| *x = -*x);
+                    vw[j * q..(j + 1) * q].iter_mut().for_each(|x| *x = -*x);
+                }
+            }
+            for j in q..u_cols {
+                let col = &mut uw[j * p..(j + 1) * p];
+                if col[argmax_abs(col)] < T::ZERO {
+                    col.iter_mut().for_each(|x| *x = -*x);
+                }
+            }
+        } else {
+            sort_with_columns(sw, true, &mut []);
+        }
+        let smax = sw[0];
+        if sw[q - 1] <= T::from_f64(p as f64) * T::EPSILON * smax || smax == T::ZERO {
+            inf = inf.with_flag(Info::RANK_DEFICIENT);
+        }
+        let unscale = Pow2::new(e);
+        let sbase = out.s.base(index);
+        for (j, &x) in sw.iter().enumerate() {
+            unsafe { out.s.raw.set(sbase, 0, j, unscale.apply(x)) };
+        }
+        // Tall: U = uw, Vh = vw^T. Wide (transposed): U = vw, Vh = uw^T.
+        if let (Some(u), Some(vh)) = (&out.u, &out.vh) {
+            let (ub, vb) = (u.base(index), vh.base(index));
+            if !transpose {
+                for j in 0..u.layout.cols {
+                    for i in 0..m {
+                        unsafe { u.raw.set(ub, i, j, uw[i + j * p]) };
+                    }
+                }
+                for i in 0..vh.layout.rows {
+                    for j in 0..n {
+                        unsafe { vh.raw.set(vb, i, j, vw[j + i * q]) };
+                    }
+                }
+            } else {
+                for j in 0..u.layout.cols {
+                    for i in 0..m {
+                        unsafe { u.raw.set(ub, i, j, vw[i + j * q]) };
+                    }
+                }
+                for i in 0..vh.layout.rows {
+                    for j in 0..n {
+                        unsafe { vh.raw.set(vb, i, j, uw[j + i * p]) };
+                    }
+                }
+            }
+        }
+        inf
+    });
+}
+
+/// Extend the p x q orthonormal columns at the start of `u` (room for p x p) to a full
+/// orthonormal basis: a Householder QR of them gives the complement.
+fn complete_basis<T: Real>(p: usize, q: usize, u: &mut [T], scratch: &mut [T]) {
+    let (orig, rest) = scratch.split_at_mut(p * q);
+    let (fact, rest) = rest.split_at_mut(p * q);
+    let tau = &mut rest[..q];
+    orig.copy_from_slice(&u[..p * q]);
+    fact.copy_from_slice(&u[..p * q]);
+    kernels::qr_factor(p, q, fact, tau);
+    kernels::qr_form_q(p, q, fact, tau, &mut u[..p * p], p);
+    u[..p * q].copy_from_slice(orig);
+}
