@@ -5,6 +5,7 @@
 //! - `batchlin info`: the devices found and the backend each shape of record would get.
 
 mod check;
+mod faer_loop;
 
 use batchlin::{Backend, BatchMut, BatchRef, Info, Op, Options, QrMode, Real, Tensor, Uplo};
 use rand::rngs::StdRng;
@@ -17,8 +18,10 @@ const SHAPES_OF_RECORD: &str = include_str!("../../../bench/shapes.txt");
 
 const USAGE: &str = "usage:
   batchlin bench [--dtype f32|f64] [--backend NAME] [--op qr|eigh|svd] [--shrink K] [--shapes FILE]
+                 [--peer faer-loop]
       decompose the shapes of record (bench/shapes.txt), check accuracy, print a table;
-      --shrink K divides every batch by K (at least 1) for a quick run
+      --shrink K divides every batch by K (at least 1) for a quick run;
+      --peer faer-loop times a plain loop of faer calls instead of batchlin
   batchlin info
       the devices found and the backend each shape of record would get";
 
@@ -66,6 +69,7 @@ struct Args {
     op: Option<Op>,
     shrink: usize,
     shapes: Option<String>,
+    faer_loop: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -78,6 +82,7 @@ fn parse_args() -> Result<Args, String> {
         op: None,
         shrink: 1,
         shapes: None,
+        faer_loop: false,
     };
     while let Some(flag) = it.next() {
         let mut val = || {
@@ -96,6 +101,10 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|_| "--shrink needs a positive integer".to_string())?
             }
             "--shapes" => a.shapes = Some(val()?),
+            "--peer" => match val()?.as_str() {
+                "faer-loop" => a.faer_loop = true,
+                p => return Err(format!("unknown peer {p:?}: expected faer-loop")),
+            },
             "-h" | "--help" => return Err(USAGE.into()),
             _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
         }
@@ -251,10 +260,22 @@ fn alloc_outputs<T: Real>(s: &Shape) -> batchlin::Result<Outputs<T>> {
 
 fn run_once<T: Real>(
     s: &Shape,
-    a: &BatchRef<T>,
+    a: &Tensor<T>,
     o: &mut Outputs<T>,
     opts: &Options,
+    faer_loop: bool,
 ) -> batchlin::Result<()> {
+    if faer_loop {
+        faer_loop::run(
+            s.op,
+            a,
+            &mut o.a,
+            o.b.as_mut().expect("second output"),
+            o.c.as_mut(),
+        );
+        return Ok(());
+    }
+    let a: &BatchRef<T> = &a.view();
     match s.op {
         Op::Qr => {
             let mut q = o.a.view_mut();
@@ -331,6 +352,7 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
             s.n
         );
         let backend = match args.backend {
+            _ if args.faer_loop => Ok("faer-loop".to_string()),
             Backend::Auto => {
                 batchlin::backend_for(s.op, T::DTYPE, s.batch, s.m, s.n).map(|b| b.to_string())
             }
@@ -349,7 +371,7 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
         // Warm-up, then repeat until about a second has passed (at least 3 timed calls
         // for fast shapes, one for slow ones).
         let t0 = Instant::now();
-        if let Err(e) = run_once(&s, &inputs[0].view(), &mut outs, &opts) {
+        if let Err(e) = run_once(&s, &inputs[0], &mut outs, &opts, args.faer_loop) {
             eprintln!("{e}");
             rows.push(format!(
                 "| {} | {}x{}x{} | {} | {} | error: {e} | | |",
@@ -371,9 +393,9 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
         };
         let mut times = vec![];
         for r in 0..reps {
-            let a = inputs[r % inputs.len()].view();
+            let a = &inputs[r % inputs.len()];
             let t = Instant::now();
-            run_once(&s, &a, &mut outs, &opts).expect("same call as the warm-up");
+            run_once(&s, a, &mut outs, &opts, args.faer_loop).expect("same call as the warm-up");
             times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         let ms = median(times);

@@ -99,15 +99,29 @@ impl fmt::Display for Backend {
     }
 }
 
-/// Largest n (of an n x n problem, or min(m, n) for QR and SVD) for which the CPU's own
-/// small-matrix kernels beat faer, per op and element type. Measured with
-/// `cargo run --release --example kernels_vs_faer` (docs/results/).
+/// Largest max(m, n) for which the CPU's own small-matrix kernels beat faer, per op and
+/// element type: measured one matrix on one core with
+/// `cargo run --release -p batchlin --example kernels_vs_faer` (docs/results/cpu-2core/).
+/// Above it faer's blocked algorithms win; tall matrices go to faer, which is blocked
+/// (QR) or QR-preconditioned (SVD).
 pub(crate) fn small_kernel_limit(op: Op, dtype: DType) -> usize {
-    let _ = dtype;
+    let f64 = dtype == DType::F64;
     match op {
-        Op::Qr => 32,
-        Op::Eigh => 32,
-        Op::Svd => 32,
+        Op::Qr => {
+            if f64 {
+                48
+            } else {
+                64
+            }
+        }
+        Op::Eigh => {
+            if f64 {
+                96
+            } else {
+                128
+            }
+        }
+        Op::Svd => 96,
     }
 }
 
@@ -129,12 +143,7 @@ pub fn env_override() -> Result<Option<Backend>> {
 /// goes to the CUDA backend.
 pub fn route_host(op: Op, dtype: DType, batch: usize, m: usize, n: usize) -> Backend {
     let _ = batch;
-    let size = match op {
-        Op::Qr => m.min(n).max(if m > 4 * n { usize::MAX } else { 0 }),
-        Op::Eigh => n,
-        Op::Svd => m.max(n),
-    };
-    if size <= small_kernel_limit(op, dtype) {
+    if m.max(n) <= small_kernel_limit(op, dtype) {
         Backend::CpuSmall
     } else {
         Backend::CpuFaer

@@ -1,0 +1,294 @@
+//! Microbenchmark: batchlin's small-matrix CPU kernels vs faer's per-matrix in-place calls,
+//! one core (Par::Seq), scratch reused, random normal input scaled as the batch driver does.
+//! Prints microseconds per matrix and the ratio faer / kernel (> 1: the kernel is faster).
+//!
+//!     CARGO_TARGET_DIR=... cargo run --release --example kernels_vs_faer [-- quick] [-- op=qr,eigh,...] [-- n=4,8,...]
+//!
+//! Each timing includes copying the input into the work buffer (both sides); it is the minimum
+//! over 9 short runs (the machine is shared), each cycling through a pool of inputs.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use batchlin::cpu::kernels::{self, KernelStatus};
+use batchlin::Real;
+use faer::diag::Diag;
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::evd::ComputeEigenvectors;
+use faer::linalg::svd::ComputeSvdVectors;
+use faer::{Conj, Mat, Par};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::StandardNormal;
+
+#[derive(Copy, Clone, PartialEq, Debug)]
+enum Op {
+    /// QR with the reduced Q formed.
+    Qr,
+    /// eigh with eigenvectors.
+    Eigh,
+    /// eigenvalues only.
+    Eigvalsh,
+    /// thin SVD with U and V.
+    Svd,
+    /// singular values only.
+    Svdvals,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Qr => "qr",
+            Op::Eigh => "eigh",
+            Op::Eigvalsh => "eigvalsh",
+            Op::Svd => "svd",
+            Op::Svdvals => "svdvals",
+        }
+    }
+}
+
+/// Pool of `count` column-major n x n inputs, scaled so max |entry| is in [0.5, 1).
+fn inputs<T: Real>(rng: &mut StdRng, n: usize, count: usize, symmetric: bool) -> Vec<Vec<T>> {
+    (0..count)
+        .map(|_| {
+            let mut a: Vec<f64> = (0..n * n)
+                .map(|_| rng.sample::<f64, _>(StandardNormal))
+                .collect();
+            if symmetric {
+                for j in 0..n {
+                    for i in 0..j {
+                        let v = a[i + j * n];
+                        a[j + i * n] = v;
+                    }
+                }
+            }
+            let mx = a.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+            if mx > 0.0 {
+                let f = 2f64.powi(-(mx.log2().floor() as i32 + 1));
+                a.iter_mut().for_each(|x| *x *= f);
+            }
+            a.into_iter().map(T::from_f64).collect()
+        })
+        .collect()
+}
+
+/// Time per call in microseconds: the minimum over several short runs (robust to other
+/// processes sharing the cores); `f(i)` processes pool item i.
+fn time_us(pool: usize, min_calls: usize, mut f: impl FnMut(usize)) -> f64 {
+    // warm-up and calibrate
+    let t0 = Instant::now();
+    let mut calls = 0usize;
+    while calls < pool.max(4) || t0.elapsed().as_secs_f64() < 0.003 {
+        f(calls % pool);
+        calls += 1;
+    }
+    let per = t0.elapsed().as_secs_f64() / calls as f64;
+    let reps = ((0.004 / per) as usize).max(min_calls);
+    (0..9)
+        .map(|_| {
+            let t = Instant::now();
+            for r in 0..reps {
+                f(r % pool);
+            }
+            t.elapsed().as_secs_f64() * 1e6 / reps as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn bench_kernel<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
+    let mut a = vec![T::ZERO; n * n];
+    let mut tau = vec![T::ZERO; n];
+    let mut q = vec![T::ZERO; n * n];
+    let mut w = vec![T::ZERO; n];
+    let mut v = vec![T::ZERO; n * n];
+    let mut scratch =
+        vec![T::ZERO; kernels::eigh_scratch_len(n).max(kernels::svd_scratch_len(n, n))];
+    time_us(pool.len(), 3, |i| {
+        a.copy_from_slice(&pool[i]);
+        let st: KernelStatus = match op {
+            Op::Qr => {
+                kernels::qr_factor(n, n, &mut a, &mut tau);
+                kernels::qr_form_q(n, n, &a, &tau, &mut q, n);
+                KernelStatus {
+                    iterations: 0,
+                    converged: true,
+                }
+            }
+            Op::Eigh => kernels::eigh(n, &mut a, &mut w, Some(&mut v), &mut scratch),
+            Op::Eigvalsh => kernels::eigh(n, &mut a, &mut w, None, &mut scratch),
+            Op::Svd => kernels::svd(
+                n,
+                n,
+                &mut a,
+                &mut w,
+                Some(&mut q),
+                Some(&mut v),
+                &mut scratch,
+            ),
+            Op::Svdvals => kernels::svd(n, n, &mut a, &mut w, None, None, &mut scratch),
+        };
+        black_box((&a, &q, &v, &w, st));
+    })
+}
+
+fn bench_faer<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
+    let par = Par::Seq;
+    let mut a = Mat::<T>::zeros(n, n);
+    let mut q = Mat::<T>::zeros(n, n);
+    let mut v = Mat::<T>::zeros(n, n);
+    let mut s = Diag::<T>::zeros(n);
+    let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<T>(n, n);
+    let mut qc = Mat::<T>::zeros(bs, n);
+    let req = match op {
+        Op::Qr => StackReq::any_of(&[
+            faer::linalg::qr::no_pivoting::factor::qr_in_place_scratch::<T>(n, n, bs, par, Default::default()),
+            faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n, bs, n),
+        ]),
+        Op::Eigh | Op::Eigvalsh => faer::linalg::evd::self_adjoint_evd_scratch::<T>(
+            n,
+            if op == Op::Eigh { ComputeEigenvectors::Yes } else { ComputeEigenvectors::No },
+            par,
+            Default::default(),
+        ),
+        Op::Svd | Op::Svdvals => {
+            let cv = if op == Op::Svd { ComputeSvdVectors::Thin } else { ComputeSvdVectors::No };
+            faer::linalg::svd::svd_scratch::<T>(n, n, cv, cv, par, Default::default())
+        }
+    };
+    let mut buf = MemBuffer::new(req);
+    time_us(pool.len(), 3, |i| {
+        let src = &pool[i];
+        for j in 0..n {
+            a.col_mut(j)
+                .try_as_col_major_mut()
+                .unwrap()
+                .as_slice_mut()
+                .copy_from_slice(&src[j * n..j * n + n]);
+        }
+        let stack = MemStack::new(&mut buf);
+        match op {
+            Op::Qr => {
+                faer::linalg::qr::no_pivoting::factor::qr_in_place(
+                    a.as_mut(),
+                    qc.as_mut(),
+                    par,
+                    stack,
+                    Default::default(),
+                );
+                q.fill(T::ZERO);
+                q.diagonal_mut().fill(T::ONE);
+                let stack = MemStack::new(&mut buf);
+                faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                    a.as_ref(),
+                    qc.as_ref(),
+                    Conj::No,
+                    q.as_mut(),
+                    par,
+                    stack,
+                );
+            }
+            Op::Eigh => {
+                faer::linalg::evd::self_adjoint_evd(
+                    a.as_ref(),
+                    s.as_mut(),
+                    Some(v.as_mut()),
+                    par,
+                    stack,
+                    Default::default(),
+                )
+                .unwrap();
+            }
+            Op::Eigvalsh => {
+                faer::linalg::evd::self_adjoint_evd(
+                    a.as_ref(),
+                    s.as_mut(),
+                    None,
+                    par,
+                    stack,
+                    Default::default(),
+                )
+                .unwrap();
+            }
+            Op::Svd => {
+                faer::linalg::svd::svd(
+                    a.as_ref(),
+                    s.as_mut(),
+                    Some(q.as_mut()),
+                    Some(v.as_mut()),
+                    par,
+                    stack,
+                    Default::default(),
+                )
+                .unwrap();
+            }
+            Op::Svdvals => {
+                faer::linalg::svd::svd(
+                    a.as_ref(),
+                    s.as_mut(),
+                    None,
+                    None,
+                    par,
+                    stack,
+                    Default::default(),
+                )
+                .unwrap();
+            }
+        }
+        black_box((&a, &q, &v, &s));
+    })
+}
+
+fn run<T: Real>(ops: &[Op], sizes: &[usize]) {
+    let mut rng = StdRng::seed_from_u64(7);
+    println!(
+        "\n{} (us per matrix, one core; ratio = faer / kernel, > 1 means the kernel wins)",
+        T::DTYPE
+    );
+    print!("{:>9}", "op \\ n");
+    for n in sizes {
+        print!(" | {:>20}", n);
+    }
+    println!();
+    for &op in ops {
+        print!("{:>9}", op.name());
+        for &n in sizes {
+            let count = ((1 << 20) / (n * n * std::mem::size_of::<T>())).clamp(4, 64);
+            let pool = inputs::<T>(&mut rng, n, count, matches!(op, Op::Eigh | Op::Eigvalsh));
+            let k = bench_kernel::<T>(op, n, &pool);
+            let f = bench_faer::<T>(op, n, &pool);
+            print!(" | {:>7.2} {:>7.2} {:>4.1}x", k, f, f / k);
+        }
+        println!();
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut sizes = vec![4usize, 8, 16, 32, 48, 64, 96, 128];
+    let mut ops = vec![Op::Qr, Op::Eigh, Op::Eigvalsh, Op::Svd, Op::Svdvals];
+    for a in &args {
+        if a == "quick" {
+            sizes = vec![8, 16, 32, 64];
+        } else if let Some(list) = a.strip_prefix("n=") {
+            sizes = list
+                .split(',')
+                .map(|s| s.parse().expect("n=4,8,..."))
+                .collect();
+        } else if let Some(list) = a.strip_prefix("op=") {
+            ops = list
+                .split(',')
+                .map(|s| match s {
+                    "qr" => Op::Qr,
+                    "eigh" => Op::Eigh,
+                    "eigvalsh" => Op::Eigvalsh,
+                    "svd" => Op::Svd,
+                    "svdvals" => Op::Svdvals,
+                    _ => panic!("unknown op {s}"),
+                })
+                .collect();
+        }
+    }
+    println!("columns: kernel_us faer_us ratio");
+    run::<f32>(&ops, &sizes);
+    run::<f64>(&ops, &sizes);
+}
