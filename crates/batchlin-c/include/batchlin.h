@@ -14,12 +14,9 @@
 
 /*
  * Reserved for the CUDA backend (not in this version; see the README):
- *   batchlin_{s,d}<op>_cuda(...): the strided forms' arguments with device pointers
- *     and a trailing `void *stream` (a cudaStream_t; NULL for the default stream);
- *     no host synchronisation, info words written on the device;
- *   batchlin_host_register(const void *ptr, size_t bytes) and
- *   batchlin_host_unregister(const void *ptr): pin a host buffer once so that
- *     repeated GPU calls read and write it in place.
+ *   batchlin_{s,d}eigh_cuda, _eigvalsh_cuda, _svd_cuda, _svdvals_cuda (and their
+ *   _strided forms): the host forms' arguments with device pointers and a trailing
+ *   `void *stream`, as batchlin_sqr_cuda.
  */
 
 /**
@@ -214,7 +211,9 @@ typedef int32_t batchlin_uplo;
 #define BATCHLIN_BACKEND_CPU_FAER 2
 
 /**
- * The CUDA backend (not in this version: BATCHLIN_ERROR_UNAVAILABLE).
+ * The CUDA backend, for host data: QR only so far (eigh and the SVD give
+ * BATCHLIN_ERROR_UNAVAILABLE), and BATCHLIN_ERROR_UNAVAILABLE on a machine without CUDA.
+ * Synchronous: the results are in place when the call returns.
  */
 #define BATCHLIN_BACKEND_CUDA 3
 
@@ -369,6 +368,120 @@ batchlin_status batchlin_dqr_strided(const double *a,
                                      const struct batchlin_layout *r_layout,
                                      uint32_t *info,
                                      batchlin_backend backend);
+
+/**
+ * `batchlin_sqr` on the GPU, for data already there: `a`, `q`, `r` and `info` are CUDA
+ * device pointers (`cudaMalloc`, `cuMemAlloc`, a PyTorch or CuPy tensor's data; cast a
+ * `CUdeviceptr` with `(float *)(uintptr_t)`) of device 0, and the work is queued on
+ * `stream` (a `cudaStream_t` / `CUstream` of device 0's primary context, the one the
+ * CUDA runtime uses; NULL: the legacy default stream).
+ *
+ * Returns as soon as the work is queued: no host synchronisation, so the results are
+ * there once the stream has reached this point (`cudaStreamSynchronize`, an event, or
+ * later work on the same stream). Scratch comes from the device's stream-ordered pool.
+ * `info` (NULL, or `batch` words of device memory) gets each matrix's BATCHLIN_INFO_*
+ * flags on the device; `q` may be NULL for BATCHLIN_QR_R. Only addresses and sizes are
+ * checked: pointers must be device memory of the right size, else the kernels fault
+ * (and CUDA reports the fault on a later call on the stream).
+ *
+ * A status is returned for errors found while queueing (bad arguments, no CUDA:
+ * BATCHLIN_ERROR_UNAVAILABLE, a failed launch: BATCHLIN_ERROR_DEVICE).
+ *
+ * # Safety
+ * Each non-NULL pointer must be device memory holding the elements the shapes give,
+ * valid until the queued work has run; the outputs must not overlap each other or `a`.
+ */
+batchlin_status batchlin_sqr_cuda(const float *a,
+                                  int64_t batch,
+                                  int64_t m,
+                                  int64_t n,
+                                  batchlin_qr_mode mode,
+                                  float *q,
+                                  float *r,
+                                  uint32_t *info,
+                                  void *stream);
+
+/**
+ * `batchlin_sqr_cuda` for double.
+ *
+ * # Safety
+ * As `batchlin_sqr_cuda`.
+ */
+batchlin_status batchlin_dqr_cuda(const double *a,
+                                  int64_t batch,
+                                  int64_t m,
+                                  int64_t n,
+                                  batchlin_qr_mode mode,
+                                  double *q,
+                                  double *r,
+                                  uint32_t *info,
+                                  void *stream);
+
+/**
+ * `batchlin_sqr_cuda` with explicit layouts, as `batchlin_sqr_strided` (the layouts are
+ * host memory; the data device memory): the input is read in place whatever its strides
+ * (column-major, padded, a zero batch stride), and the outputs are written through
+ * theirs.
+ *
+ * # Safety
+ * As `batchlin_sqr_cuda`, each pointer reaching every element its layout gives.
+ */
+batchlin_status batchlin_sqr_cuda_strided(const float *a,
+                                          const struct batchlin_layout *a_layout,
+                                          int64_t m,
+                                          int64_t n,
+                                          batchlin_qr_mode mode,
+                                          float *q,
+                                          const struct batchlin_layout *q_layout,
+                                          float *r,
+                                          const struct batchlin_layout *r_layout,
+                                          uint32_t *info,
+                                          void *stream);
+
+/**
+ * `batchlin_sqr_cuda_strided` for double.
+ *
+ * # Safety
+ * As `batchlin_sqr_cuda_strided`.
+ */
+batchlin_status batchlin_dqr_cuda_strided(const double *a,
+                                          const struct batchlin_layout *a_layout,
+                                          int64_t m,
+                                          int64_t n,
+                                          batchlin_qr_mode mode,
+                                          double *q,
+                                          const struct batchlin_layout *q_layout,
+                                          double *r,
+                                          const struct batchlin_layout *r_layout,
+                                          uint32_t *info,
+                                          void *stream);
+
+/**
+ * Pins `bytes` of host memory at `ptr` (page-locks it for every CUDA context,
+ * `cuMemHostRegister` with the portable flag) and remembers it, so that GPU calls on
+ * host data (`BATCHLIN_BACKEND_CUDA`) copy straight to and from buffers inside it
+ * instead of staging them: pinning costs time per megabyte, so do it once for buffers
+ * used again and again. An input is used in place when its elements fill their span (no
+ * padding, no reversed or repeated strides), an output when it is row-major contiguous;
+ * others are staged as before.
+ *
+ * Errors: NULL or `bytes` 0 (BATCHLIN_ERROR_ARGUMENT), a range overlapping one already
+ * registered (ARGUMENT), no CUDA (UNAVAILABLE), the driver refusing (DEVICE).
+ * Thread-safe.
+ *
+ * # Safety
+ * `ptr` must point to `bytes` bytes of host memory that stay allocated until
+ * `batchlin_host_unregister(ptr)`.
+ */
+batchlin_status batchlin_host_register(void *ptr, size_t bytes);
+
+/**
+ * Unpins a buffer registered with `batchlin_host_register` (`ptr` as given there); do
+ * it before freeing the buffer. BATCHLIN_ERROR_ARGUMENT when `ptr` is not the start of
+ * a registered buffer, or when a call on another thread is using the buffer now.
+ * Thread-safe.
+ */
+batchlin_status batchlin_host_unregister(void *ptr);
 
 /**
  * Eigenvalues and eigenvectors of `batch` symmetric row-major N x N float matrices

@@ -9,6 +9,7 @@ use batchlin_core::{
     Backend, BatchMut, BatchRef, DType, Error, Info, Op, Options, QrMode, Real, Result, Uplo,
 };
 use std::cell::RefCell;
+use std::ffi::c_void;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -265,11 +266,9 @@ impl<T> In<T> {
         })
     }
 
-    /// The view of the input: `rows` x `cols` matrices.
-    ///
-    /// # Safety
-    /// Every element the sizes and strides reach must be readable during the call.
-    unsafe fn view<'a>(&self, rows: usize, cols: usize) -> Result<BatchRef<'a, T>> {
+    /// The checked layout of the input, `rows` x `cols` matrices (host or device memory:
+    /// only addresses are checked, nothing is read).
+    fn layout(&self, rows: usize, cols: usize) -> Result<Layout> {
         let batch = dim("batch", self.batch)?;
         let shape = [batch, rows, cols];
         let strides = match self.strides {
@@ -282,8 +281,24 @@ impl<T> In<T> {
         };
         let layout = Layout::new(&shape, &strides)?;
         check_buffer::<T>("a", self.ptr as usize, &layout)?;
-        BatchRef::from_raw_parts(self.ptr, &shape, &strides)
+        Ok(layout)
     }
+
+    /// The view of the input: `rows` x `cols` matrices.
+    ///
+    /// # Safety
+    /// Every element the sizes and strides reach must be readable during the call.
+    unsafe fn view<'a>(&self, rows: usize, cols: usize) -> Result<BatchRef<'a, T>> {
+        let l = self.layout(rows, cols)?;
+        BatchRef::from_raw_parts(self.ptr, &l.shape(), &strides_of(&l))
+    }
+}
+
+/// The strides of a one-batch-dimension layout, as `[batch, row, col]`.
+fn strides_of(l: &Layout) -> Vec<isize> {
+    let mut s = l.batch_strides.clone();
+    s.extend([l.row_stride, l.col_stride]);
+    s
 }
 
 /// An output as the C caller described it: `layout` NULL for row-major contiguous.
@@ -317,17 +332,12 @@ impl<T> Out<T> {
         }
     }
 
-    /// The view of a matrix output: `rows` x `cols` matrices.
+    /// The checked layout of a matrix output, `rows` x `cols` matrices, its elements
+    /// distinct (host or device memory: only addresses are checked).
     ///
     /// # Safety
-    /// Every element the sizes and strides reach must be writable during the call and
-    /// touched by nothing else.
-    unsafe fn matrices<'a>(
-        &self,
-        batch: usize,
-        rows: usize,
-        cols: usize,
-    ) -> Result<BatchMut<'a, T>> {
+    /// `self.layout` is NULL or points to a readable `batchlin_layout`.
+    unsafe fn matrix_layout(&self, batch: usize, rows: usize, cols: usize) -> Result<Layout> {
         let shape = [batch, rows, cols];
         let strides = match self.given(batch)? {
             None => contiguous_strides(&shape)?,
@@ -339,7 +349,28 @@ impl<T> Out<T> {
         };
         let layout = Layout::new(&shape, &strides)?;
         check_buffer::<T>(self.name, self.ptr as usize, &layout)?;
-        BatchMut::from_raw_parts(self.ptr, &shape, &strides)
+        if !layout.is_non_overlapping() {
+            return Err(Error::Output(format!(
+                "{}: strides {strides:?} make elements overlap for shape {shape:?}",
+                self.name
+            )));
+        }
+        Ok(layout)
+    }
+
+    /// The view of a matrix output: `rows` x `cols` matrices.
+    ///
+    /// # Safety
+    /// Every element the sizes and strides reach must be writable during the call and
+    /// touched by nothing else.
+    unsafe fn matrices<'a>(
+        &self,
+        batch: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<BatchMut<'a, T>> {
+        let l = self.matrix_layout(batch, rows, cols)?;
+        BatchMut::from_raw_parts(self.ptr, &l.shape(), &strides_of(&l))
     }
 
     /// The view of a vector output (eigenvalues, singular values): `len` entries each.
@@ -403,19 +434,110 @@ pub(crate) unsafe fn qr<T: Real>(
     let opts = Options::with_backend(backend(backend_code)?);
     let a = a.view(m, n)?;
     let batch = a.layout().batch();
-    let k = m.min(n);
-    let (q_cols, r_rows) = match mode {
-        QrMode::Reduced => (k, k),
-        QrMode::Complete => (m, m),
-        QrMode::R => (0, k),
-    };
+    let (q_cols, r_rows) = qr_sizes(mode, m, n);
     let mut r = r.matrices(batch, r_rows, n)?;
     let mut q = match mode {
         QrMode::R => None, // q is not touched and may be anything
         _ => Some(q.matrices(batch, m, q_cols)?),
     };
     let info = info_words(info, batch)?;
+    let chosen = match opts.backend {
+        Backend::Auto => batchlin_core::backend_for(Op::Qr, T::DTYPE, batch, m, n)?,
+        b => b,
+    };
+    if chosen == Backend::Cuda && batch > 0 && m > 0 && n > 0 {
+        // Host data on the GPU: buffers that fill their span exactly go to the CUDA
+        // backend as they are, so that ranges registered with batchlin_host_register are
+        // copied to and from in place (the core's qr_into would stage them through
+        // contiguous copies first).
+        let q_s = match &q {
+            None => Some(None),
+            Some(q) => dense_strides(q.layout()).map(Some),
+        };
+        let (a_s, r_s) = (dense_strides(a.layout()), dense_strides(r.layout()));
+        if let (Some(a_s), Some(q_s), Some(r_s)) = (a_s, q_s, r_s) {
+            let q = q.as_mut().zip(q_s);
+            return qr_cuda_host(&a, a_s, q, q_cols, &mut r, r_s, r_rows, info);
+        }
+    }
     batchlin_core::qr_into(&a, mode, q.as_mut(), &mut r, info, &opts)
+}
+
+/// The `[batch, row, col]` strides of a non-empty 3-d layout whose elements fill
+/// `[ptr, ptr + count)` exactly (any order of dimensions, none reversed), with the
+/// strides of dimensions of length 1 taken as 0; None for any other layout.
+pub(crate) fn dense_strides(l: &Layout) -> Option<[usize; 3]> {
+    let count = l.element_count().ok()?;
+    let (lo, hi) = l.offset_range()?;
+    if l.batch_shape.len() != 1 || lo != 0 || hi as usize + 1 != count || !l.is_non_overlapping() {
+        return None;
+    }
+    let s = |len: usize, stride: isize| if len <= 1 { 0 } else { stride as usize };
+    Some([
+        s(l.batch_shape[0], l.batch_strides[0]),
+        s(l.rows, l.row_stride),
+        s(l.cols, l.col_stride),
+    ])
+}
+
+/// QR of host buffers through `cuda::qr_host`, reading and writing them in place (each
+/// one fills its span: see `dense_strides`).
+///
+/// # Safety
+/// As `qr`: the views' memory is the caller's for the duration of the call.
+#[allow(clippy::too_many_arguments)]
+unsafe fn qr_cuda_host<T: Real>(
+    a: &BatchRef<T>,
+    a_s: [usize; 3],
+    q: Option<(&mut BatchMut<T>, [usize; 3])>,
+    q_cols: usize,
+    r: &mut BatchMut<T>,
+    r_s: [usize; 3],
+    r_rows: usize,
+    info: Option<&mut [Info]>,
+) -> Result<()> {
+    use batchlin_core::cuda::{qr_host, HostMat, HostMatMut, QrKernel};
+    let l = a.layout();
+    let (batch, m, n) = (l.batch(), l.rows, l.cols);
+    let a = HostMat {
+        data: std::slice::from_raw_parts(a.as_ptr(), l.element_count()?),
+        batch_stride: a_s[0],
+        row_stride: a_s[1],
+        col_stride: a_s[2],
+    };
+    let out = |v: &mut BatchMut<T>, s: [usize; 3]| -> Result<HostMatMut<'_, T>> {
+        let count = v.layout().element_count()?;
+        Ok(HostMatMut {
+            data: std::slice::from_raw_parts_mut(v.as_mut_ptr(), count),
+            batch_stride: s[0],
+            row_stride: s[1],
+            col_stride: s[2],
+        })
+    };
+    let q = match q {
+        Some((v, s)) => Some(out(v, s)?),
+        None => None,
+    };
+    let r = out(r, r_s)?;
+    let mut own = Vec::new();
+    let info = match info {
+        Some(i) => i,
+        None => {
+            own.resize(batch, Info::OK);
+            &mut own[..]
+        }
+    };
+    qr_host(QrKernel::Auto, batch, m, n, a, q, q_cols, r, r_rows, info)
+}
+
+/// (Q's columns, R's rows) of a QR mode; Q's columns are 0 for mode R.
+fn qr_sizes(mode: QrMode, m: usize, n: usize) -> (usize, usize) {
+    let k = m.min(n);
+    match mode {
+        QrMode::Reduced => (k, k),
+        QrMode::Complete => (m, m),
+        QrMode::R => (0, k),
+    }
 }
 
 /// `v` None for eigenvalues alone.
@@ -485,4 +607,82 @@ pub(crate) unsafe fn svd<T: Real>(
         info,
         &opts,
     )
+}
+
+// ---------------------------------------------------------------------------------------
+// The CUDA device forms and registered host buffers
+
+/// QR of device memory, queued on `stream`: every argument is checked (addresses only:
+/// device memory is never read from the host) before CUDA is asked for, so that argument
+/// errors read the same on machines with and without a GPU.
+///
+/// # Safety
+/// The pointers are device memory of device 0 as the C API's documentation asks, and
+/// `stream` is NULL or a stream of device 0's primary context.
+pub(crate) unsafe fn qr_cuda<T: Real>(
+    a: Result<In<T>>,
+    m: i64,
+    n: i64,
+    mode: i32,
+    q: Out<T>,
+    r: Out<T>,
+    info: *mut u32,
+    stream: *mut c_void,
+) -> Result<()> {
+    use batchlin_core::cuda::{qr_device, CudaBackend, DevMat, QrKernel, Stream};
+    let a = a?;
+    let (m, n) = (dim("m", m)?, dim("n", n)?);
+    let mode = qr_mode(mode)?;
+    let al = a.layout(m, n)?;
+    let batch = al.batch();
+    let (q_cols, r_rows) = qr_sizes(mode, m, n);
+    let rl = r.matrix_layout(batch, r_rows, n)?;
+    let ql = match mode {
+        QrMode::R => None, // q is not touched and may be anything
+        _ => Some(q.matrix_layout(batch, m, q_cols)?),
+    };
+    if !info.is_null() {
+        check_buffer::<u32>("info", info as usize, &Layout::new(&[batch, 1], &[1, 1])?)?;
+    }
+    let be = CudaBackend::get()?;
+    if mode == QrMode::Complete && n == 0 && m > 0 && batch > 0 {
+        // numpy's Q of an M x 0 matrix is the M x M identity, which the device path does
+        // not write yet.
+        return Err(Error::Unavailable(
+            "complete QR of M x 0 matrices is not supported on the GPU yet".into(),
+        ));
+    }
+    let dev = |ptr: u64, l: &Layout| DevMat {
+        ptr,
+        batch_stride: l.batch_strides[0] as i64,
+        row_stride: l.row_stride as i64,
+        col_stride: l.col_stride as i64,
+    };
+    let am = dev(a.ptr as u64, &al);
+    let qm = ql.as_ref().map(|l| dev(q.ptr as u64, l));
+    let rm = dev(r.ptr as u64, &rl);
+    qr_device::<T>(
+        be,
+        stream as Stream,
+        QrKernel::Auto,
+        batch,
+        m,
+        n,
+        am,
+        qm,
+        q_cols,
+        rm,
+        r_rows,
+        info as u64,
+    )
+}
+
+/// # Safety
+/// As `batchlin_host_register`.
+pub(crate) unsafe fn host_register(ptr: *mut c_void, bytes: usize) -> Result<()> {
+    batchlin_core::cuda::registry::register(ptr, bytes)
+}
+
+pub(crate) fn host_unregister(ptr: *mut c_void) -> Result<()> {
+    batchlin_core::cuda::registry::unregister(ptr)
 }

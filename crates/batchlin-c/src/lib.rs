@@ -14,12 +14,13 @@
 //!   to their element type and sizes whose products overflow are error statuses.
 //!   Zero-size batches and matrices are valid, as in numpy.linalg.
 //!
-//! Reserved for the CUDA backend, which this version does not have: device-pointer
-//! forms of each strided function taking a trailing CUDA stream
-//! (`batchlin_sqr_cuda(..., void *stream)`), and `batchlin_host_register` /
-//! `batchlin_host_unregister` for host buffers that repeated GPU calls use in place.
-//! The status `BATCHLIN_ERROR_DEVICE` and the backend `BATCHLIN_BACKEND_CUDA` exist
-//! already (forcing it gives `BATCHLIN_ERROR_UNAVAILABLE`).
+//! - The CUDA backend (QR for now): `batchlin_sqr_cuda` / `batchlin_dqr_cuda` and their
+//!   `_strided` forms take device pointers and a CUDA stream and return once the work is
+//!   queued; `BATCHLIN_BACKEND_CUDA` runs the host-memory forms on the GPU, and
+//!   `batchlin_host_register` / `batchlin_host_unregister` pin host buffers once so that
+//!   those calls copy to and from them in place. On a machine without CUDA these are
+//!   `BATCHLIN_ERROR_UNAVAILABLE` with the reason. Device forms of eigh and the SVD are
+//!   reserved (`batchlin_seigh_cuda`, ...): not in this version.
 
 #![allow(non_camel_case_types)]
 
@@ -27,7 +28,7 @@ mod imp;
 
 use batchlin_core::Info;
 use imp::{guard, guard_value, In, Out};
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_void};
 
 // ---------------------------------------------------------------------------------------
 // Types and constants
@@ -84,7 +85,9 @@ pub const BATCHLIN_BACKEND_AUTO: batchlin_backend = 0;
 pub const BATCHLIN_BACKEND_CPU_SMALL: batchlin_backend = 1;
 /// faer's decompositions on the CPU.
 pub const BATCHLIN_BACKEND_CPU_FAER: batchlin_backend = 2;
-/// The CUDA backend (not in this version: BATCHLIN_ERROR_UNAVAILABLE).
+/// The CUDA backend, for host data: QR only so far (eigh and the SVD give
+/// BATCHLIN_ERROR_UNAVAILABLE), and BATCHLIN_ERROR_UNAVAILABLE on a machine without CUDA.
+/// Synchronous: the results are in place when the call returns.
 pub const BATCHLIN_BACKEND_CUDA: batchlin_backend = 3;
 
 /// An operation, for `batchlin_backend_for`.
@@ -370,6 +373,184 @@ pub unsafe extern "C" fn batchlin_dqr_strided(
             backend,
         )
     })
+}
+
+// ---------------------------------------------------------------------------------------
+// QR on the GPU: device pointers and a stream
+
+/// `batchlin_sqr` on the GPU, for data already there: `a`, `q`, `r` and `info` are CUDA
+/// device pointers (`cudaMalloc`, `cuMemAlloc`, a PyTorch or CuPy tensor's data; cast a
+/// `CUdeviceptr` with `(float *)(uintptr_t)`) of device 0, and the work is queued on
+/// `stream` (a `cudaStream_t` / `CUstream` of device 0's primary context, the one the
+/// CUDA runtime uses; NULL: the legacy default stream).
+///
+/// Returns as soon as the work is queued: no host synchronisation, so the results are
+/// there once the stream has reached this point (`cudaStreamSynchronize`, an event, or
+/// later work on the same stream). Scratch comes from the device's stream-ordered pool.
+/// `info` (NULL, or `batch` words of device memory) gets each matrix's BATCHLIN_INFO_*
+/// flags on the device; `q` may be NULL for BATCHLIN_QR_R. Only addresses and sizes are
+/// checked: pointers must be device memory of the right size, else the kernels fault
+/// (and CUDA reports the fault on a later call on the stream).
+///
+/// A status is returned for errors found while queueing (bad arguments, no CUDA:
+/// BATCHLIN_ERROR_UNAVAILABLE, a failed launch: BATCHLIN_ERROR_DEVICE).
+///
+/// # Safety
+/// Each non-NULL pointer must be device memory holding the elements the shapes give,
+/// valid until the queued work has run; the outputs must not overlap each other or `a`.
+#[no_mangle]
+pub unsafe extern "C" fn batchlin_sqr_cuda(
+    a: *const f32,
+    batch: i64,
+    m: i64,
+    n: i64,
+    mode: batchlin_qr_mode,
+    q: *mut f32,
+    r: *mut f32,
+    info: *mut u32,
+    stream: *mut c_void,
+) -> batchlin_status {
+    guard(|| {
+        imp::qr_cuda(
+            Ok(In::contiguous(a, batch)),
+            m,
+            n,
+            mode,
+            Out::contiguous("q", q),
+            Out::contiguous("r", r),
+            info,
+            stream,
+        )
+    })
+}
+
+/// `batchlin_sqr_cuda` for double.
+///
+/// # Safety
+/// As `batchlin_sqr_cuda`.
+#[no_mangle]
+pub unsafe extern "C" fn batchlin_dqr_cuda(
+    a: *const f64,
+    batch: i64,
+    m: i64,
+    n: i64,
+    mode: batchlin_qr_mode,
+    q: *mut f64,
+    r: *mut f64,
+    info: *mut u32,
+    stream: *mut c_void,
+) -> batchlin_status {
+    guard(|| {
+        imp::qr_cuda(
+            Ok(In::contiguous(a, batch)),
+            m,
+            n,
+            mode,
+            Out::contiguous("q", q),
+            Out::contiguous("r", r),
+            info,
+            stream,
+        )
+    })
+}
+
+/// `batchlin_sqr_cuda` with explicit layouts, as `batchlin_sqr_strided` (the layouts are
+/// host memory; the data device memory): the input is read in place whatever its strides
+/// (column-major, padded, a zero batch stride), and the outputs are written through
+/// theirs.
+///
+/// # Safety
+/// As `batchlin_sqr_cuda`, each pointer reaching every element its layout gives.
+#[no_mangle]
+pub unsafe extern "C" fn batchlin_sqr_cuda_strided(
+    a: *const f32,
+    a_layout: *const batchlin_layout,
+    m: i64,
+    n: i64,
+    mode: batchlin_qr_mode,
+    q: *mut f32,
+    q_layout: *const batchlin_layout,
+    r: *mut f32,
+    r_layout: *const batchlin_layout,
+    info: *mut u32,
+    stream: *mut c_void,
+) -> batchlin_status {
+    guard(|| {
+        imp::qr_cuda(
+            In::strided(a, a_layout),
+            m,
+            n,
+            mode,
+            Out::strided("q", q, q_layout),
+            Out::strided("r", r, r_layout),
+            info,
+            stream,
+        )
+    })
+}
+
+/// `batchlin_sqr_cuda_strided` for double.
+///
+/// # Safety
+/// As `batchlin_sqr_cuda_strided`.
+#[no_mangle]
+pub unsafe extern "C" fn batchlin_dqr_cuda_strided(
+    a: *const f64,
+    a_layout: *const batchlin_layout,
+    m: i64,
+    n: i64,
+    mode: batchlin_qr_mode,
+    q: *mut f64,
+    q_layout: *const batchlin_layout,
+    r: *mut f64,
+    r_layout: *const batchlin_layout,
+    info: *mut u32,
+    stream: *mut c_void,
+) -> batchlin_status {
+    guard(|| {
+        imp::qr_cuda(
+            In::strided(a, a_layout),
+            m,
+            n,
+            mode,
+            Out::strided("q", q, q_layout),
+            Out::strided("r", r, r_layout),
+            info,
+            stream,
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Registered host buffers
+
+/// Pins `bytes` of host memory at `ptr` (page-locks it for every CUDA context,
+/// `cuMemHostRegister` with the portable flag) and remembers it, so that GPU calls on
+/// host data (`BATCHLIN_BACKEND_CUDA`) copy straight to and from buffers inside it
+/// instead of staging them: pinning costs time per megabyte, so do it once for buffers
+/// used again and again. An input is used in place when its elements fill their span (no
+/// padding, no reversed or repeated strides), an output when it is row-major contiguous;
+/// others are staged as before.
+///
+/// Errors: NULL or `bytes` 0 (BATCHLIN_ERROR_ARGUMENT), a range overlapping one already
+/// registered (ARGUMENT), no CUDA (UNAVAILABLE), the driver refusing (DEVICE).
+/// Thread-safe.
+///
+/// # Safety
+/// `ptr` must point to `bytes` bytes of host memory that stay allocated until
+/// `batchlin_host_unregister(ptr)`.
+#[no_mangle]
+pub unsafe extern "C" fn batchlin_host_register(ptr: *mut c_void, bytes: usize) -> batchlin_status {
+    guard(|| imp::host_register(ptr, bytes))
+}
+
+/// Unpins a buffer registered with `batchlin_host_register` (`ptr` as given there); do
+/// it before freeing the buffer. BATCHLIN_ERROR_ARGUMENT when `ptr` is not the start of
+/// a registered buffer, or when a call on another thread is using the buffer now.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn batchlin_host_unregister(ptr: *mut c_void) -> batchlin_status {
+    guard(|| imp::host_unregister(ptr))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -137,3 +137,306 @@ fn bad_arguments_are_statuses() {
     assert!(batchlin_backend_for(99, BATCHLIN_FLOAT32, 1, 2, 2).is_null());
     assert!(text(batchlin_last_error()).contains("operation"));
 }
+
+// ---------------------------------------------------------------------------------------
+// The CUDA forms. Argument errors are found before CUDA is asked for, so they read the
+// same everywhere; calls that pass the checks are UNAVAILABLE where there is no CUDA (on
+// a GPU machine those are left to tests/c/test_cuda.c, which has real device memory).
+
+fn no_cuda() -> bool {
+    match batchlin_core::cuda::CudaBackend::get() {
+        Ok(_) => {
+            println!("CUDA present: the UNAVAILABLE checks are skipped");
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+/// Fake device addresses: never dereferenced, since every call using them stops at an
+/// argument check or at CUDA's absence.
+fn nul<T>() -> *mut T {
+    std::ptr::null_mut()
+}
+
+fn fake<T>(addr: usize) -> *mut T {
+    addr as *mut T
+}
+
+fn expect(st: batchlin_status, want: batchlin_status, needle: &str) {
+    let msg = text(batchlin_last_error());
+    assert_eq!(st, want, "{msg}");
+    assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
+}
+
+#[test]
+fn cuda_qr_argument_errors() {
+    use batchlin_status::*;
+    let (a, q, r, info) = (
+        fake::<f32>(0x10000),
+        fake::<f32>(0x20000),
+        fake::<f32>(0x30000),
+        fake::<u32>(0x40000),
+    );
+    let st = unsafe { batchlin_sqr_cuda(nul(), 2, 3, 3, BATCHLIN_QR_REDUCED, q, r, info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "a is NULL");
+    let st = unsafe { batchlin_sqr_cuda(a, 2, 3, 3, BATCHLIN_QR_REDUCED, nul(), r, info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "q is NULL");
+    let st =
+        unsafe { batchlin_dqr_cuda(a.cast(), 2, 3, 3, BATCHLIN_QR_R, nul(), nul(), info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "r is NULL");
+    let st = unsafe { batchlin_sqr_cuda(a, 2, -3, 3, BATCHLIN_QR_R, nul(), r, info, nul()) };
+    expect(st, BATCHLIN_ERROR_SHAPE, "m must be >= 0");
+    let st = unsafe { batchlin_sqr_cuda(a, -1, 3, 3, BATCHLIN_QR_R, nul(), r, info, nul()) };
+    expect(st, BATCHLIN_ERROR_SHAPE, "batch");
+    let st = unsafe { batchlin_sqr_cuda(a, 2, 3, 3, 7, q, r, info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "unknown QR mode");
+    let st = unsafe { batchlin_sqr_cuda(fake(0x10002), 2, 3, 3, BATCHLIN_QR_R, q, r, info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "aligned");
+    let st = unsafe {
+        batchlin_dqr_cuda(
+            a.cast(),
+            2,
+            3,
+            3,
+            BATCHLIN_QR_R,
+            nul(),
+            fake(0x30004),
+            info,
+            nul(),
+        )
+    };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "r (0x30004) is not aligned");
+    let st = unsafe { batchlin_sqr_cuda(a, 2, 3, 3, BATCHLIN_QR_R, q, r, fake(0x40002), nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "info");
+    let st = unsafe {
+        batchlin_sqr_cuda(
+            a,
+            1 << 40,
+            1 << 20,
+            1 << 20,
+            BATCHLIN_QR_R,
+            q,
+            r,
+            info,
+            nul(),
+        )
+    };
+    assert_eq!(
+        st,
+        BATCHLIN_ERROR_OVERFLOW,
+        "{}",
+        text(batchlin_last_error())
+    );
+
+    // The strided forms: a NULL a_layout, an output batch that differs, outputs whose
+    // strides overlap.
+    let la = batchlin_layout_col_major(2, 3, 3);
+    let st = unsafe {
+        batchlin_sqr_cuda_strided(
+            a,
+            std::ptr::null(),
+            3,
+            3,
+            BATCHLIN_QR_R,
+            q,
+            std::ptr::null(),
+            r,
+            std::ptr::null(),
+            info,
+            nul(),
+        )
+    };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "a_layout is NULL");
+    let lr_bad = batchlin_layout_row_major(3, 3, 3);
+    let st = unsafe {
+        batchlin_sqr_cuda_strided(
+            a,
+            &la,
+            3,
+            3,
+            BATCHLIN_QR_R,
+            q,
+            std::ptr::null(),
+            r,
+            &lr_bad,
+            info,
+            nul(),
+        )
+    };
+    expect(st, BATCHLIN_ERROR_OUTPUT, "r_layout.batch is 3");
+    let overlapping = batchlin_layout {
+        batch: 2,
+        batch_stride: 1,
+        row_stride: 3,
+        col_stride: 1,
+    };
+    let st = unsafe {
+        batchlin_dqr_cuda_strided(
+            a.cast(),
+            &la,
+            3,
+            3,
+            BATCHLIN_QR_REDUCED,
+            q.cast(),
+            &overlapping,
+            r.cast(),
+            std::ptr::null(),
+            info,
+            nul(),
+        )
+    };
+    expect(st, BATCHLIN_ERROR_OUTPUT, "overlap");
+}
+
+#[test]
+fn cuda_qr_is_unavailable_without_cuda() {
+    use batchlin_status::*;
+    if !no_cuda() {
+        return;
+    }
+    let (a, q, r) = (
+        fake::<f64>(0x10000),
+        fake::<f64>(0x20000),
+        fake::<f64>(0x30000),
+    );
+    // Valid arguments, NULL q (mode R), NULL info and the default stream.
+    let st = unsafe { batchlin_dqr_cuda(a, 4, 5, 3, BATCHLIN_QR_R, nul(), r, nul(), nul()) };
+    expect(st, BATCHLIN_ERROR_UNAVAILABLE, "CUDA");
+    let st = unsafe {
+        batchlin_sqr_cuda(
+            a.cast(),
+            4,
+            5,
+            3,
+            BATCHLIN_QR_REDUCED,
+            q.cast(),
+            r.cast(),
+            nul(),
+            nul(),
+        )
+    };
+    expect(st, BATCHLIN_ERROR_UNAVAILABLE, "CUDA");
+    // A zero batch too: the device forms need CUDA whatever the sizes.
+    let st =
+        unsafe { batchlin_sqr_cuda(nul(), 0, 5, 3, BATCHLIN_QR_R, nul(), nul(), nul(), nul()) };
+    expect(st, BATCHLIN_ERROR_UNAVAILABLE, "CUDA");
+    let la = batchlin_layout {
+        batch: 4,
+        batch_stride: 0, // one matrix broadcast over the batch
+        row_stride: 1,
+        col_stride: 5,
+    };
+    let st = unsafe {
+        batchlin_dqr_cuda_strided(
+            a,
+            &la,
+            5,
+            3,
+            BATCHLIN_QR_COMPLETE,
+            q,
+            std::ptr::null(),
+            r,
+            std::ptr::null(),
+            nul(),
+            fake(0x1234),
+        )
+    };
+    expect(st, BATCHLIN_ERROR_UNAVAILABLE, "CUDA");
+
+    // Host data with BATCHLIN_BACKEND_CUDA: the in-place path (contiguous) and the staged
+    // one (padded output) both say why.
+    let a = [1f32, 2., 3., 4., 5., 6.];
+    let (mut q, mut r) = ([0f32; 6], [0f32; 8]);
+    let la = batchlin_layout_row_major(1, 3, 2);
+    let lr_padded = batchlin_layout {
+        batch: 1,
+        batch_stride: 8,
+        row_stride: 4,
+        col_stride: 1,
+    };
+    for lr in [std::ptr::null(), &lr_padded as *const _] {
+        let st = unsafe {
+            batchlin_sqr_strided(
+                a.as_ptr(),
+                &la,
+                3,
+                2,
+                BATCHLIN_QR_REDUCED,
+                q.as_mut_ptr(),
+                std::ptr::null(),
+                r.as_mut_ptr(),
+                lr,
+                std::ptr::null_mut(),
+                BATCHLIN_BACKEND_CUDA,
+            )
+        };
+        expect(st, BATCHLIN_ERROR_UNAVAILABLE, "CUDA");
+    }
+}
+
+#[test]
+fn host_register_checks() {
+    use batchlin_status::*;
+    let mut buf = vec![0f32; 256];
+    let p = buf.as_mut_ptr() as *mut c_void;
+    let st = unsafe { batchlin_host_register(std::ptr::null_mut(), 64) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "NULL");
+    let st = unsafe { batchlin_host_register(p, 0) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "empty");
+    let st = unsafe { batchlin_host_register(usize::MAX as *mut c_void, 16) };
+    expect(st, BATCHLIN_ERROR_OVERFLOW, "overflows");
+    let st = batchlin_host_unregister(p);
+    expect(
+        st,
+        BATCHLIN_ERROR_ARGUMENT,
+        "not the start of a registered host buffer",
+    );
+    let st = unsafe { batchlin_host_register(p, 1024) };
+    if no_cuda() {
+        expect(st, BATCHLIN_ERROR_UNAVAILABLE, "CUDA");
+        // Nothing was remembered.
+        let st = batchlin_host_unregister(p);
+        expect(st, BATCHLIN_ERROR_ARGUMENT, "not the start");
+    } else {
+        assert_eq!(st, BATCHLIN_OK, "{}", text(batchlin_last_error()));
+        let st = unsafe { batchlin_host_register(buf[16..].as_mut_ptr().cast(), 64) };
+        expect(st, BATCHLIN_ERROR_ARGUMENT, "overlaps");
+        assert_eq!(batchlin_host_unregister(p), BATCHLIN_OK);
+        expect(
+            batchlin_host_unregister(p),
+            BATCHLIN_ERROR_ARGUMENT,
+            "not the start",
+        );
+    }
+}
+
+#[test]
+fn dense_strides_of_layouts() {
+    use batchlin_core::view::Layout;
+    let l = |shape: [usize; 3], strides: [isize; 3]| Layout::new(&shape, &strides).unwrap();
+    assert_eq!(
+        imp::dense_strides(&l([2, 3, 4], [12, 4, 1])),
+        Some([12, 4, 1])
+    );
+    assert_eq!(
+        imp::dense_strides(&l([2, 3, 4], [12, 1, 3])),
+        Some([12, 1, 3])
+    );
+    // Batch first in memory order, matrices interleaved: still exactly its span.
+    assert_eq!(
+        imp::dense_strides(&l([2, 3, 4], [1, 8, 2])),
+        Some([1, 8, 2])
+    );
+    // One matrix, one row: those strides do not matter.
+    assert_eq!(
+        imp::dense_strides(&l([1, 1, 4], [-7, 99, 1])),
+        Some([0, 0, 1])
+    );
+    // Padding, reversal, repetition, emptiness: not in place.
+    assert_eq!(imp::dense_strides(&l([2, 3, 4], [13, 4, 1])), None);
+    assert_eq!(imp::dense_strides(&l([2, 3, 4], [-12, 4, 1])), None);
+    assert_eq!(imp::dense_strides(&l([2, 3, 4], [0, 4, 1])), None);
+    assert_eq!(imp::dense_strides(&l([2, 2, 2], [0, 2, 1])), None);
+    assert_eq!(imp::dense_strides(&l([0, 3, 4], [12, 4, 1])), None);
+}

@@ -178,22 +178,42 @@ fn info(shapes: &[Shape]) {
         println!("  no GPU: {why}");
     }
     println!("routing: {}", batchlin::policy_source());
-    println!("| op | batch x m x n | f32 backend | f64 backend |");
-    println!("|---|---|---|---|");
+    let gpu = batchlin::cuda::CudaBackend::get().ok();
+    println!(
+        "| op | batch x m x n | host data, f32 | host data, f64 | GPU data, f32 | GPU data, f64 |"
+    );
+    println!("|---|---|---|---|---|---|");
     for s in shapes {
-        let b32 = batchlin::backend_for(s.op, batchlin::DType::F32, s.batch, s.m, s.n);
-        let b64 = batchlin::backend_for(s.op, batchlin::DType::F64, s.batch, s.m, s.n);
-        let show = |b: batchlin::Result<Backend>| {
-            b.map(|b| b.to_string()).unwrap_or_else(|e| e.to_string())
+        let host = |dt| {
+            batchlin::backend_for(s.op, dt, s.batch, s.m, s.n)
+                .map(|b| b.to_string())
+                .unwrap_or_else(|e| e.to_string())
+        };
+        // Data already on the GPU: QR runs there (the kernel its shape gets); eigh and
+        // SVD have no GPU backend yet.
+        let device = |f64: bool| match (&gpu, s.op) {
+            (None, _) => "-".to_string(),
+            (Some(be), Op::Qr) => {
+                let k = s.m.min(s.n);
+                let kernel = if f64 {
+                    be.qr_kernel_for::<f64>(s.batch, s.m, s.n, Some(k))
+                } else {
+                    be.qr_kernel_for::<f32>(s.batch, s.m, s.n, Some(k))
+                };
+                format!("cuda ({})", kernel.name())
+            }
+            (Some(_), _) => "not yet".to_string(),
         };
         println!(
-            "| {} | {}x{}x{} | {} | {} |",
+            "| {} | {}x{}x{} | {} | {} | {} | {} |",
             s.op,
             s.batch,
             s.m,
             s.n,
-            show(b32),
-            show(b64)
+            host(batchlin::DType::F32),
+            host(batchlin::DType::F64),
+            device(false),
+            device(true)
         );
     }
 }
@@ -323,6 +343,36 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// One shape's QR on the GPU, timed with CUDA events on device-resident inputs: the
+/// table row and whether it met the accuracy bound.
+fn bench_qr_gpu<T: Real>(s: &Shape, inputs: &[Tensor<T>]) -> (String, bool) {
+    let refs: Vec<&[T]> = inputs.iter().map(|t| &t.data[..]).collect();
+    let reps = if s.m * s.n >= 1 << 20 { 5 } else { 20 };
+    let head = format!("| {} | {}x{}x{} | {} |", s.op, s.batch, s.m, s.n, T::DTYPE);
+    let t = match batchlin::cuda::bench::time_qr_device::<T>(s.batch, s.m, s.n, &refs, reps) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return (format!("{head} cuda | error: {e} | | | |"), false);
+        }
+    };
+    let k = s.m.min(s.n);
+    let q = Tensor::from_vec(t.q, &[s.batch, s.m, k]).expect("Q shape");
+    let r = Tensor::from_vec(t.r, &[s.batch, k, s.n]).expect("R shape");
+    let err = check::max_error(&s.op, &inputs[t.last_input], &q, Some(&r), None, 8);
+    let ok = err <= check::bound::<T>(s.op, s.m.max(s.n)) && t.info.iter().all(|i| i.is_ok());
+    eprintln!("{:.3} ms, error {err:.1e}", t.ms);
+    let row = format!(
+        "{head} cuda ({}) | {:.3} | {} | {:.1e} | {} |",
+        t.kernel.name(),
+        t.ms,
+        reps,
+        err,
+        if ok { "ok" } else { "FAIL" }
+    );
+    (row, ok)
+}
+
 fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
     let mut rng = StdRng::seed_from_u64(20261130);
     let opts = Options::with_backend(args.backend);
@@ -334,6 +384,8 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
     );
     if let Some(why) = batchlin::device::gpu_absent_reason() {
         println!("no GPU ({why}): running on the CPU");
+    } else {
+        println!("GPU: QR on the GPU (device-resident data, CUDA events); eigh and SVD on the CPU");
     }
     let mut rows = vec![];
     let mut all_ok = true;
@@ -360,6 +412,17 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
         }
         .unwrap_or_else(|e| e.to_string());
         let inputs = make_inputs::<T>(&s, 2, &mut rng);
+        // QR on a GPU runs on device-resident data, as a GPU program has it.
+        let on_gpu = !args.faer_loop
+            && s.op == Op::Qr
+            && matches!(args.backend, Backend::Auto | Backend::Cuda)
+            && batchlin::device::gpu_absent_reason().is_none();
+        if on_gpu {
+            let (row, ok) = bench_qr_gpu(&s, &inputs);
+            all_ok &= ok;
+            rows.push(row);
+            continue;
+        }
         let mut outs = match alloc_outputs::<T>(&s) {
             Ok(o) => o,
             Err(e) => {

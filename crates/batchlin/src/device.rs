@@ -1,5 +1,7 @@
 //! The devices this process can run on, for `batchlin info` and users.
 
+use crate::cuda::CudaBackend;
+
 /// One device: the CPU, or a GPU the CUDA backend found.
 #[derive(Clone, Debug)]
 pub struct DeviceInfo {
@@ -23,16 +25,29 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-/// Every device found: the CPU first, then GPUs.
+/// Every device found: the CPU first, then the GPU.
 pub fn devices() -> Vec<DeviceInfo> {
-    vec![DeviceInfo {
+    let mut out = vec![DeviceInfo {
         kind: "cpu",
         name: cpu_model(),
         detail: format!("{} threads", rayon::current_num_threads()),
-    }]
+    }];
+    if let Ok(be) = CudaBackend::get() {
+        let (major, minor) = be.compute_capability();
+        out.push(DeviceInfo {
+            kind: "cuda",
+            name: be.device_name(),
+            detail: format!(
+                "{} SMs, compute capability {major}.{minor}, driver API {}",
+                be.sm_count(),
+                be.driver_version()
+            ),
+        });
+    }
+    out
 }
 
 /// Why there is no GPU, or None when one is usable.
 pub fn gpu_absent_reason() -> Option<String> {
-    Some("the CUDA backend is not part of this build yet".into())
+    CudaBackend::get().err().map(|e| e.message().to_string())
 }

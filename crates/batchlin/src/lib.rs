@@ -7,6 +7,7 @@
 
 pub mod backend;
 pub mod cpu;
+pub mod cuda;
 pub mod device;
 pub mod error;
 pub mod info;

@@ -114,8 +114,10 @@ fn expect_info(info: &Option<&mut [Info]>, batch: usize) -> Result<()> {
     }
 }
 
-fn unavailable(b: Backend) -> Error {
-    Error::Unavailable(format!("backend {b} is not available in this build"))
+fn unavailable(b: Backend, op: Op) -> Error {
+    Error::Unavailable(format!(
+        "backend {b} does not run {op} yet (the CUDA backend does QR only so far)"
+    ))
 }
 
 fn out_mat<'a, T>(v: &'a mut BatchMut<'_, T>) -> OutMat<'a, T> {
@@ -172,7 +174,14 @@ pub fn qr_into<T: Real>(
     }
     expect_info(&info, l.batch())?;
     let b = resolve(opts, Op::Qr, T::DTYPE, l)?;
-    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b))?;
+    if b == Backend::Cuda {
+        return qr_cuda_host(a, q_cols, r_rows, q, r, info);
+    }
+    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b, Op::Qr))?;
+    if l.batch() == 0 {
+        // Nothing to compute (and no scratch to size for matrices that may be huge).
+        return Ok(());
+    }
     let out = cpu::QrOut {
         q: q.map(|q| out_mat(q)),
         r: out_mat(r),
@@ -181,6 +190,81 @@ pub fn qr_into<T: Real>(
         cpu::qr_batch(algo, a, mode, out, info)
     });
     Ok(())
+}
+
+/// QR of host data on the GPU: staged through contiguous copies (the GPU path for data
+/// already on the device is `cuda::qr_device`, which reads any strides in place).
+fn qr_cuda_host<T: Real>(
+    a: &BatchRef<T>,
+    q_cols: usize,
+    r_rows: usize,
+    q: Option<&mut BatchMut<T>>,
+    r: &mut BatchMut<T>,
+    info: Option<&mut [Info]>,
+) -> Result<()> {
+    use crate::cuda::{qr_host, CudaBackend, HostMat, HostMatMut, QrKernel};
+    let l = a.layout();
+    let (batch, m, n) = (l.batch(), l.rows, l.cols);
+    CudaBackend::get()?;
+    if batch == 0 {
+        return Ok(());
+    }
+    if m.min(n) == 0 {
+        // Nothing to factor: R is empty or zero and a complete Q the identity, which the
+        // CPU driver writes without any work worth a GPU.
+        let out = cpu::QrOut {
+            q: q.map(|q| out_mat(q)),
+            r: out_mat(r),
+        };
+        let mode = if q_cols == m && q_cols > 0 {
+            QrMode::Complete
+        } else {
+            QrMode::Reduced
+        };
+        with_info(info, batch, |info| {
+            cpu::qr_batch(CpuAlgo::Small, a, mode, out, info)
+        });
+        return Ok(());
+    }
+    let ac = a.to_contiguous();
+    let mut qc = q.as_ref().map(|_| vec![T::ZERO; batch * m * q_cols]);
+    let mut rc = vec![T::ZERO; batch * r_rows * n];
+    let qh = qc.as_deref_mut().map(|d| HostMatMut {
+        data: d,
+        batch_stride: m * q_cols,
+        row_stride: q_cols,
+        col_stride: 1,
+    });
+    let rh = HostMatMut {
+        data: &mut rc,
+        batch_stride: r_rows * n,
+        row_stride: n,
+        col_stride: 1,
+    };
+    let am = HostMat {
+        data: &ac,
+        batch_stride: m * n,
+        row_stride: n,
+        col_stride: 1,
+    };
+    with_info(info, batch, |info| {
+        qr_host(
+            QrKernel::Auto,
+            batch,
+            m,
+            n,
+            am,
+            qh,
+            q_cols,
+            rh,
+            r_rows,
+            info,
+        )
+    })?;
+    if let (Some(q), Some(qc)) = (q, qc) {
+        q.copy_from_contiguous(&qc)?;
+    }
+    r.copy_from_contiguous(&rc)
 }
 
 /// QR results: `q` is None for `QrMode::R`.
@@ -267,7 +351,11 @@ pub fn eigh_into<T: Real>(
     }
     expect_info(&info, l.batch())?;
     let b = resolve(opts, Op::Eigh, T::DTYPE, l)?;
-    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b))?;
+    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b, Op::Eigh))?;
+    if l.batch() == 0 {
+        // Nothing to compute (and no scratch to size for matrices that may be huge).
+        return Ok(());
+    }
     let out = cpu::EighOut {
         w: out_mat(w),
         v: v.map(|v| out_mat(v)),
@@ -363,7 +451,11 @@ pub fn svd_into<T: Real>(
     }
     expect_info(&info, l.batch())?;
     let b = resolve(opts, Op::Svd, T::DTYPE, l)?;
-    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b))?;
+    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b, Op::Svd))?;
+    if l.batch() == 0 {
+        // Nothing to compute (and no scratch to size for matrices that may be huge).
+        return Ok(());
+    }
     let out = cpu::SvdOut {
         u: u.map(|u| out_mat(u)),
         s: out_mat(s),

@@ -296,6 +296,24 @@ impl<'a, T> BatchRef<'a, T> {
     }
 }
 
+impl<T: Copy> BatchRef<'_, T> {
+    /// The batch copied into row-major (C order) contiguous memory.
+    pub fn to_contiguous(&self) -> Vec<T> {
+        let l = &self.layout;
+        let mut out = Vec::with_capacity(l.batch() * l.rows * l.cols);
+        for b in 0..l.batch() {
+            let base = l.matrix_offset(b);
+            for i in 0..l.rows {
+                for j in 0..l.cols {
+                    // SAFETY: in range; the view was checked on creation.
+                    out.push(unsafe { self.get_unchecked(base, i, j) });
+                }
+            }
+        }
+        out
+    }
+}
+
 /// A writable view of a batch of matrices. Its elements never overlap.
 #[derive(Debug)]
 pub struct BatchMut<'a, T> {
@@ -396,6 +414,33 @@ impl<'a, T> BatchMut<'a, T> {
     }
 }
 
+impl<T: Copy> BatchMut<'_, T> {
+    /// Write a row-major contiguous batch of the view's shape into the view.
+    pub fn copy_from_contiguous(&mut self, src: &[T]) -> Result<()> {
+        let l = self.layout.clone();
+        if src.len() != l.element_count()? {
+            return Err(Error::Output(format!(
+                "expected {} elements for shape {:?}, got {}",
+                l.element_count()?,
+                l.shape(),
+                src.len()
+            )));
+        }
+        let raw = self.raw();
+        let mut it = src.iter();
+        for b in 0..l.batch() {
+            let base = l.matrix_offset(b);
+            for i in 0..l.rows {
+                for j in 0..l.cols {
+                    // SAFETY: in range; the view was checked on creation.
+                    unsafe { raw.set(base, i, j, *it.next().expect("length checked")) };
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A pointer for parallel writes to disjoint matrices of one output.
 #[derive(Copy, Clone)]
 pub(crate) struct RawMut<T> {
@@ -426,6 +471,8 @@ pub struct Tensor<T> {
 
 impl<T: Copy + Default> Tensor<T> {
     pub fn zeros(shape: &[usize]) -> Result<Self> {
+        // Strides are checked too: an empty tensor of huge matrices must still be viewable.
+        contiguous_strides(shape)?;
         let n = checked_product(shape)?;
         Ok(Tensor {
             data: vec![T::default(); n],
@@ -433,6 +480,7 @@ impl<T: Copy + Default> Tensor<T> {
         })
     }
     pub fn from_vec(data: Vec<T>, shape: &[usize]) -> Result<Self> {
+        contiguous_strides(shape)?;
         let n = checked_product(shape)?;
         if n != data.len() {
             return Err(Error::Shape(format!(

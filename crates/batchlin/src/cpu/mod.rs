@@ -86,6 +86,9 @@ fn for_each_matrix<T: Real, F>(
     F: Fn(&mut Workspace<T>, usize) -> Info + Sync,
 {
     debug_assert_eq!(info.len(), batch);
+    if batch == 0 {
+        return;
+    }
     if inner_par || batch == 1 {
         let mut ws = Workspace::new(ws_len, req);
         for (i, slot) in info.iter_mut().enumerate() {

@@ -1,0 +1,411 @@
+//! The thin unsafe layer over the CUDA driver and NVRTC (through cudarc's raw `sys`
+//! bindings, loaded dynamically): library probing, the primary context, kernels compiled
+//! by NVRTC and cached in memory and on disk, stream-ordered scratch, launches.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CStr, CString};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use cudarc::driver::sys as cu;
+use cudarc::nvrtc::sys as rtc;
+
+use crate::{Error, Result};
+
+pub(crate) fn check(r: cu::CUresult, what: &str) -> Result<()> {
+    if r == cu::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        let mut s: *const std::ffi::c_char = std::ptr::null();
+        // SAFETY: cuGetErrorString only writes a static string pointer.
+        let msg = unsafe {
+            if cu::cuGetErrorString(r, &mut s) == cu::CUresult::CUDA_SUCCESS && !s.is_null() {
+                CStr::from_ptr(s).to_string_lossy().into_owned()
+            } else {
+                String::new()
+            }
+        };
+        Err(Error::Device(format!("{what} failed: {r:?} {msg}")))
+    }
+}
+
+fn rtc_check(r: rtc::nvrtcResult, what: &str) -> Result<()> {
+    if r == rtc::nvrtcResult::NVRTC_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Device(format!("{what} failed: {r:?}")))
+    }
+}
+
+/// A compiled kernel: its module stays loaded for the life of the process.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Func(pub cu::CUfunction);
+// SAFETY: a CUfunction handle is a process-wide driver object, usable from any thread
+// once its context is current.
+unsafe impl Send for Func {}
+unsafe impl Sync for Func {}
+
+pub(crate) struct Device {
+    pub ctx: cu::CUcontext,
+    #[allow(dead_code)]
+    pub dev: cu::CUdevice,
+    pub name: String,
+    pub sm_count: u32,
+    pub cc: (i32, i32),
+    pub driver_version: i32,
+    pub nvrtc_version: (i32, i32),
+    pub smem_optin: usize,
+    funcs: Mutex<HashMap<String, Func>>,
+}
+// SAFETY: the primary context handle is valid process-wide; every use makes it current.
+unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
+
+/// Probe the libraries and the device; every reason for failure is an `Unavailable` error.
+pub(crate) fn open() -> Result<Device> {
+    // SAFETY: probing only dlopens; nothing is called before the library is known present.
+    if !unsafe { cu::is_culib_present() } {
+        return Err(Error::Unavailable(
+            "no CUDA driver library (libcuda.so) found: no NVIDIA driver on this machine".into(),
+        ));
+    }
+    if !unsafe { rtc::is_culib_present() } {
+        return Err(Error::Unavailable(
+            "no NVRTC library (libnvrtc.so) found: install the CUDA toolkit's NVRTC or add its lib64 to LD_LIBRARY_PATH".into(),
+        ));
+    }
+    unsafe {
+        let r = cu::cuInit(0);
+        if r != cu::CUresult::CUDA_SUCCESS {
+            return Err(Error::Unavailable(format!(
+                "cuInit failed ({r:?}): no usable CUDA device"
+            )));
+        }
+        let mut count = 0;
+        check(cu::cuDeviceGetCount(&mut count), "cuDeviceGetCount")?;
+        if count < 1 {
+            return Err(Error::Unavailable("no CUDA device".into()));
+        }
+        let mut dev: cu::CUdevice = 0;
+        check(cu::cuDeviceGet(&mut dev, 0), "cuDeviceGet")?;
+        let mut ctx: cu::CUcontext = std::ptr::null_mut();
+        check(
+            cu::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        check(cu::cuCtxSetCurrent(ctx), "cuCtxSetCurrent")?;
+        let attr = |a: cu::CUdevice_attribute| -> Result<i32> {
+            let mut v = 0;
+            check(
+                cu::cuDeviceGetAttribute(&mut v, a, dev),
+                "cuDeviceGetAttribute",
+            )?;
+            Ok(v)
+        };
+        use cu::CUdevice_attribute as A;
+        let sm_count = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let cc = (
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        );
+        let smem_optin = attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize;
+        if attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? == 0 {
+            return Err(Error::Unavailable(
+                "the CUDA device does not support stream-ordered allocation".into(),
+            ));
+        }
+        let mut name = [0 as std::ffi::c_char; 256];
+        check(
+            cu::cuDeviceGetName(name.as_mut_ptr(), 256, dev),
+            "cuDeviceGetName",
+        )?;
+        let name = CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+        let mut driver_version = 0;
+        check(
+            cu::cuDriverGetVersion(&mut driver_version),
+            "cuDriverGetVersion",
+        )?;
+        let (mut ma, mut mi) = (0, 0);
+        rtc_check(rtc::nvrtcVersion(&mut ma, &mut mi), "nvrtcVersion")?;
+        // Keep freed scratch in the pool: no return to the OS (and no re-mapping) per call.
+        let mut pool: cu::CUmemoryPool = std::ptr::null_mut();
+        check(
+            cu::cuDeviceGetDefaultMemPool(&mut pool, dev),
+            "cuDeviceGetDefaultMemPool",
+        )?;
+        let mut thr: u64 = u64::MAX;
+        check(
+            cu::cuMemPoolSetAttribute(
+                pool,
+                cu::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut thr as *mut u64 as *mut c_void,
+            ),
+            "cuMemPoolSetAttribute",
+        )?;
+        Ok(Device {
+            ctx,
+            dev,
+            name,
+            sm_count,
+            cc,
+            driver_version,
+            nvrtc_version: (ma, mi),
+            smem_optin,
+            funcs: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+/// FNV-1a, 64 bits: a stable hash for the disk cache's keys.
+fn fnv64(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for p in parts {
+        for &b in *p {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// The disk cache's file name for kernel `name` built from `src`.
+pub(crate) fn cache_file(
+    name: &str,
+    src: &str,
+    arch: &str,
+    driver_version: i32,
+    nvrtc: (i32, i32),
+) -> String {
+    let key = fnv64(&[
+        src.as_bytes(),
+        arch.as_bytes(),
+        &driver_version.to_le_bytes(),
+        &nvrtc.0.to_le_bytes(),
+        &nvrtc.1.to_le_bytes(),
+    ]);
+    format!("{name}-{arch}-{key:016x}.cubin")
+}
+
+pub(crate) fn nvrtc_version() -> Result<(i32, i32)> {
+    let (mut ma, mut mi) = (0, 0);
+    // SAFETY: the caller has checked that NVRTC is present.
+    unsafe { rtc_check(rtc::nvrtcVersion(&mut ma, &mut mi), "nvrtcVersion")? };
+    Ok((ma, mi))
+}
+
+pub(crate) fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("BATCHLIN_CACHE_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(d).join("batchlin"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("batchlin"))
+}
+
+/// Compile `src` with NVRTC for `arch` (e.g. "sm_90") and return the CUBIN.
+pub(crate) fn nvrtc_cubin(src: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
+    let csrc = CString::new(src).map_err(|_| Error::Device("kernel source holds a NUL".into()))?;
+    let cname = CString::new(name).unwrap();
+    let opts: Vec<CString> = [format!("--gpu-architecture={arch}"), "--std=c++17".into()]
+        .into_iter()
+        .map(|o| CString::new(o).unwrap())
+        .collect();
+    let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+    unsafe {
+        let mut prog: rtc::nvrtcProgram = std::ptr::null_mut();
+        rtc_check(
+            rtc::nvrtcCreateProgram(
+                &mut prog,
+                csrc.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            ),
+            "nvrtcCreateProgram",
+        )?;
+        let r = rtc::nvrtcCompileProgram(prog, optp.len() as i32, optp.as_ptr());
+        let mut log_size = 0usize;
+        rtc::nvrtcGetProgramLogSize(prog, &mut log_size);
+        let mut log = vec![0u8; log_size.max(1)];
+        rtc::nvrtcGetProgramLog(prog, log.as_mut_ptr() as *mut std::ffi::c_char);
+        if r != rtc::nvrtcResult::NVRTC_SUCCESS {
+            rtc::nvrtcDestroyProgram(&mut prog);
+            let log = String::from_utf8_lossy(&log);
+            return Err(Error::Device(format!(
+                "NVRTC could not compile {name} for {arch}: {r:?}\n{log}"
+            )));
+        }
+        let mut size = 0usize;
+        rtc_check(rtc::nvrtcGetCUBINSize(prog, &mut size), "nvrtcGetCUBINSize")?;
+        let mut cubin = vec![0u8; size];
+        rtc_check(
+            rtc::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut std::ffi::c_char),
+            "nvrtcGetCUBIN",
+        )?;
+        rtc::nvrtcDestroyProgram(&mut prog);
+        Ok(cubin)
+    }
+}
+
+/// The sources every module is built from, in order.
+pub(crate) const COMMON_CU: &str = include_str!("kernels/common.cu");
+pub(crate) const QR_CU: &str = include_str!("kernels/qr.cu");
+
+/// The full source of the module that holds kernel `name`, instantiated by `inst`.
+pub(crate) fn module_source(inst: &str) -> String {
+    format!("#define BL_NO_DEFAULT_INST\n{COMMON_CU}\n{QR_CU}\n{inst}\n")
+}
+
+impl Device {
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.cc.0, self.cc.1)
+    }
+
+    pub fn make_current(&self) -> Result<()> {
+        // SAFETY: the primary context is retained for the life of the process.
+        unsafe { check(cu::cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent") }
+    }
+
+    /// The kernel `name`, compiled from `inst` (its instantiation line) on first use; CUBINs
+    /// are cached on disk keyed by source hash, arch, driver and NVRTC versions.
+    pub fn function(&self, name: &str, inst: &str, max_dyn_smem: usize) -> Result<Func> {
+        if let Some(f) = self.funcs.lock().unwrap().get(name) {
+            return Ok(*f);
+        }
+        let src = module_source(inst);
+        let arch = self.arch();
+        let path = cache_dir().map(|d| {
+            d.join(cache_file(
+                name,
+                &src,
+                &arch,
+                self.driver_version,
+                self.nvrtc_version,
+            ))
+        });
+        let mut cubin = path.as_ref().and_then(|p| std::fs::read(p).ok());
+        if cubin.is_none() {
+            let c = nvrtc_cubin(&src, &format!("{name}.cu"), &arch)?;
+            if let Some(p) = &path {
+                if let Some(d) = p.parent() {
+                    let _ = std::fs::create_dir_all(d);
+                }
+                let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+                if std::fs::write(&tmp, &c).is_ok() {
+                    let _ = std::fs::rename(&tmp, p);
+                }
+            }
+            cubin = Some(c);
+        }
+        let cubin = cubin.unwrap();
+        let cname = CString::new(name).unwrap();
+        unsafe {
+            self.make_current()?;
+            let mut module: cu::CUmodule = std::ptr::null_mut();
+            let r = cu::cuModuleLoadData(&mut module, cubin.as_ptr() as *const c_void);
+            if r != cu::CUresult::CUDA_SUCCESS {
+                // A stale or damaged cache file: drop it and compile afresh once.
+                if let Some(p) = &path {
+                    let _ = std::fs::remove_file(p);
+                }
+                let c = nvrtc_cubin(&src, &format!("{name}.cu"), &arch)?;
+                check(
+                    cu::cuModuleLoadData(&mut module, c.as_ptr() as *const c_void),
+                    "cuModuleLoadData",
+                )?;
+            }
+            let mut f: cu::CUfunction = std::ptr::null_mut();
+            check(
+                cu::cuModuleGetFunction(&mut f, module, cname.as_ptr()),
+                "cuModuleGetFunction",
+            )?;
+            if max_dyn_smem > 48 * 1024 {
+                check(
+                    cu::cuFuncSetAttribute(
+                        f,
+                        cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        max_dyn_smem.min(self.smem_optin) as i32,
+                    ),
+                    "cuFuncSetAttribute",
+                )?;
+            }
+            let f = Func(f);
+            self.funcs.lock().unwrap().insert(name.to_string(), f);
+            Ok(f)
+        }
+    }
+}
+
+/// Launch `f` with one by-value struct argument.
+///
+/// # Safety
+/// `args` must match the kernel's parameter struct and every pointer in it must be valid
+/// for the launch on `stream`.
+pub(crate) unsafe fn launch<A>(
+    f: Func,
+    grid: (u32, u32),
+    block: u32,
+    smem: u32,
+    stream: cu::CUstream,
+    args: &A,
+) -> Result<()> {
+    let mut p = [args as *const A as *mut c_void];
+    check(
+        cu::cuLaunchKernel(
+            f.0,
+            grid.0,
+            grid.1,
+            1,
+            block,
+            1,
+            1,
+            smem,
+            stream,
+            p.as_mut_ptr(),
+            std::ptr::null_mut(),
+        ),
+        "cuLaunchKernel",
+    )
+}
+
+/// Stream-ordered scratch, freed (stream-ordered) on drop: no host synchronisation.
+pub(crate) struct Scratch {
+    stream: cu::CUstream,
+    ptrs: Vec<cu::CUdeviceptr>,
+}
+
+impl Scratch {
+    pub fn new(stream: cu::CUstream) -> Self {
+        Scratch {
+            stream,
+            ptrs: Vec::new(),
+        }
+    }
+    pub fn alloc(&mut self, bytes: usize) -> Result<u64> {
+        let mut p: cu::CUdeviceptr = 0;
+        // SAFETY: plain stream-ordered allocation on the caller's stream.
+        unsafe {
+            check(
+                cu::cuMemAllocAsync(&mut p, bytes.max(16), self.stream),
+                "cuMemAllocAsync",
+            )?
+        };
+        self.ptrs.push(p);
+        Ok(p as u64)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        for &p in &self.ptrs {
+            // SAFETY: each pointer came from cuMemAllocAsync on this stream.
+            unsafe {
+                let _ = cu::cuMemFreeAsync(p, self.stream);
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+// batchlin CUDA kernels: shared pieces. NVRTC-compilable: no host headers.
+// Concatenated before the op files (qr.cu, ...) at compile time.
+
+typedef long long bl_i64;
+
+// Arguments of every QR kernel, passed by value. The layout is mirrored by
+// `QrArgs` in crates/batchlin/src/cuda/mod.rs (#[repr(C)]): keep them in step.
+// Matrix index b in [0, batch*inner): outer = b / inner, in = b % inner;
+// element (i, j) of matrix b of X at x + outer*x_bs + in*x_is + i*x_rs + j*x_cs.
+// The last inner matrix (in == inner-1) has m_last rows (>= min(m, n)); others m.
+struct QrArgs {
+    const void* a;
+    bl_i64 a_bs, a_is, a_rs, a_cs;
+    void* q;  // NULL: Q is not formed (mode "r")
+    bl_i64 q_bs, q_is, q_rs, q_cs;
+    void* r;
+    bl_i64 r_bs, r_is, r_rs, r_cs;
+    unsigned int* info;  // one word per matrix b (flat index)
+    void* work;          // global scratch (qr_global): ld = wld elements per row
+    bl_i64 work_bs;
+    int batch;  // outer count
+    int inner;
+    int m, m_last, n;
+    int qcols;  // k (reduced) or m (complete, needs m <= threads' columns)
+    int rrows;  // k (reduced) or m (complete)
+    int wld;    // qr_smem / qr_global: leading dimension of the work rows
+};
+
+// C = A * B for a batch (2-level like QrArgs): C is m x n, A m x kk, B kk x n.
+struct GemmArgs {
+    const void* a;
+    bl_i64 a_bs, a_is, a_rs, a_cs;
+    const void* b;
+    bl_i64 b_bs, b_is, b_rs, b_cs;
+    void* c;
+    bl_i64 c_bs, c_is, c_rs, c_cs;
+    int batch, inner;
+    int m, m_last, n, kk;
+};
+
+#define BL_INFO_NONFINITE 1u
+#define BL_INFO_RANK_DEFICIENT 4u
+
+template <typename T> struct BlT;
+template <> struct BlT<float> {
+    static __device__ __forceinline__ float eps() { return 1.1920928955078125e-7f; }
+    static __device__ __forceinline__ float tiny() { return 1.1754943508222875e-38f; }  // smallest normal
+    static __device__ __forceinline__ float huge() { return 3.4028234663852886e38f; }
+    static __device__ __forceinline__ float nan() { return __int_as_float(0x7fffffff); }
+    static __device__ __forceinline__ float inf() { return __int_as_float(0x7f800000); }
+    // 2^e for e in [-126, 127]
+    static __device__ __forceinline__ float pow2(int e) { return __int_as_float((e + 127) << 23); }
+    // e with |x| = f * 2^e, f in [0.5, 1); x finite and nonzero
+    static __device__ __forceinline__ int expo(float x) {
+        int bits = __float_as_int(fabsf(x));
+        int raw = (bits >> 23) & 0xff;
+        if (raw == 0) {  // subnormal
+            bits = __float_as_int(fabsf(x) * 16777216.0f);
+            return ((bits >> 23) & 0xff) - 126 - 24;
+        }
+        return raw - 126;
+    }
+    static __device__ __forceinline__ float sqrt_(float x) { return sqrtf(x); }
+    static __device__ __forceinline__ float abs_(float x) { return fabsf(x); }
+};
+template <> struct BlT<double> {
+    static __device__ __forceinline__ double eps() { return 2.220446049250313e-16; }
+    static __device__ __forceinline__ double tiny() { return 2.2250738585072014e-308; }
+    static __device__ __forceinline__ double huge() { return 1.7976931348623157e308; }
+    static __device__ __forceinline__ double nan() { return __longlong_as_double(0x7fffffffffffffffLL); }
+    static __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+    static __device__ __forceinline__ double pow2(int e) { return __longlong_as_double((long long)(e + 1023) << 52); }
+    static __device__ __forceinline__ int expo(double x) {
+        long long bits = __double_as_longlong(fabs(x));
+        int raw = (int)((bits >> 52) & 0x7ff);
+        if (raw == 0) {
+            bits = __double_as_longlong(fabs(x) * 9007199254740992.0);
+            return (int)((bits >> 52) & 0x7ff) - 1022 - 53;
+        }
+        return raw - 1022;
+    }
+    static __device__ __forceinline__ double sqrt_(double x) { return sqrt(x); }
+    static __device__ __forceinline__ double abs_(double x) { return fabs(x); }
+};
+
+// x * 2^e, exact whenever the result is normal; e in about [-2*bias, 2*bias].
+template <typename T> __device__ __forceinline__ T bl_scale2(T x, int e) {
+    int h = e / 2;
+    return x * BlT<T>::pow2(h) * BlT<T>::pow2(e - h);
+}
+
+// |x| if finite, +inf otherwise (NaN included): a max over these flags non-finite input.
+template <typename T> __device__ __forceinline__ T bl_absflag(T x) {
+    T ax = BlT<T>::abs_(x);
+    return (ax <= BlT<T>::huge()) ? ax : BlT<T>::inf();
+}
+
+template <typename T> __device__ __forceinline__ T bl_shfl_xor(T v, int off) {
+    return __shfl_xor_sync(0xffffffffu, v, off);
+}
+
+// Vector shared-memory access, 16 bytes: 4 floats or 2 doubles. The loads are volatile
+// asm so the compiler reloads rather than keeping a whole vector live in registers.
+template <typename T> struct BlVec;
+template <> struct BlVec<float> {
+    static const int N = 4;
+    static __device__ __forceinline__ void ld(const float* p, float* x) {
+        unsigned addr = (unsigned)__cvta_generic_to_shared(p);
+        asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3]) : "r"(addr));
+    }
+    static __device__ __forceinline__ void st(float* p, const float* x) {
+        *reinterpret_cast<float4*>(p) = make_float4(x[0], x[1], x[2], x[3]);
+    }
+};
+template <> struct BlVec<double> {
+    static const int N = 2;
+    static __device__ __forceinline__ void ld(const double* p, double* x) {
+        unsigned addr = (unsigned)__cvta_generic_to_shared(p);
+        asm volatile("ld.shared.v2.f64 {%0,%1}, [%2];" : "=d"(x[0]), "=d"(x[1]) : "r"(addr));
+    }
+    static __device__ __forceinline__ void st(double* p, const double* x) {
+        *reinterpret_cast<double2*>(p) = make_double2(x[0], x[1]);
+    }
+};

@@ -1,0 +1,565 @@
+// batchlin QR kernels (Householder, LAPACK conventions, diag(R) >= 0).
+// Needs common.cu before it. NVRTC-compilable: no host headers.
+//
+// Kernels (extern "C", one per element type):
+//   qr_warp_<t>_m<M>_w<W>   W in {8,16,32}: a group of W lanes a matrix, 128/W matrices
+//                           a block; column j of the matrix in lane j's registers
+//                           (M rows, zero padded). n <= W, m <= M.
+//   qr_block_<t>_m<M>_w<W>  W in {64,128}: one matrix a block, column j in thread j.
+//   qr_smem_<t>             one matrix a block, the matrix in shared memory (row-major
+//                           work copy, ld = wld), any thread count (multiple of 32).
+//   qr_global_<t>           as qr_smem with the work copy in global scratch (any size).
+//   gemm_<t>                batched C = A * B (64x64 tiles), for TSQR's Q.
+//
+// All: per-matrix power-of-two scaling so max|a| lies in [0.5, 1), undone on output;
+// Householder as LAPACK's xGEQR2 (beta = -sign(alpha) * norm, tau = (beta-alpha)/beta,
+// tau = 0 where the sub-diagonal sum of squares is below the smallest normal number);
+// Q formed in place as xORG2R; then row k of R and column k of Q negated where R_kk < 0.
+// info: bit 0 non-finite input (every output NaN), bit 2 some |R_kk| <=
+// max(m,n) * eps * max|A|.
+
+// ---------------------------------------------------------------------------------
+// Register kernels: a column a thread.
+
+template <typename T, int NT, int BLOCK>
+__device__ __forceinline__ T bl_grp_max(T v, T* red) {
+    if (NT <= 32) {
+#pragma unroll
+        for (int off = 1; off < NT; off <<= 1) {
+            T o = bl_shfl_xor(v, off);
+            v = o > v ? o : v;
+        }
+        return v;
+    } else {
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            T o = bl_shfl_xor(v, off);
+            v = o > v ? o : v;
+        }
+        if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+        __syncthreads();
+        T r = red[0];
+#pragma unroll
+        for (int w = 1; w < BLOCK / 32; ++w) r = red[w] > r ? red[w] : r;
+        __syncthreads();
+        return r;
+    }
+}
+
+template <int NT>
+__device__ __forceinline__ unsigned bl_grp_or(unsigned f) {
+    if (NT < 32) {
+        unsigned bal = __ballot_sync(0xffffffffu, f != 0);
+        const int lane = threadIdx.x & 31;
+        unsigned mask = ((1u << (NT < 32 ? NT : 0)) - 1u) << ((lane / NT) * NT);
+        return (bal & mask) != 0;
+    } else if (NT == 32) {
+        return __any_sync(0xffffffffu, f != 0);
+    } else {
+        return __syncthreads_or(f != 0);
+    }
+}
+
+template <int NT>
+__device__ __forceinline__ void bl_grp_sync() {
+    if (NT <= 32) __syncwarp();
+    else __syncthreads();
+}
+
+template <typename T, int M, int NT>
+__device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
+    constexpr int BLOCK = NT <= 32 ? 128 : NT;
+    constexpr int GPB = BLOCK / NT;
+    constexpr int CH = 8;  // rows a chunk: chunks wholly above the active row are skipped
+    constexpr int NCH = M / CH;  // M is a multiple of 8
+    constexpr int VN = BlVec<T>::N;
+    __shared__ __align__(16) T s_v[GPB][2][M];
+    __shared__ T s_tau[GPB][NT];
+    __shared__ T s_sgn[GPB][NT];
+    __shared__ T s_red[BLOCK / 32];
+
+    const int tid = threadIdx.x;
+    const int j = tid % NT;
+    const int g = tid / NT;
+    const bl_i64 total = (bl_i64)p.batch * p.inner;
+    bl_i64 b = (bl_i64)blockIdx.x * GPB + g;
+    const bool live = b < total;
+    if (!live) b = total - 1;  // computes a duplicate, writes nothing: keeps syncs uniform
+    const bl_i64 outer = b / p.inner;
+    const int in = (int)(b - outer * p.inner);
+    const int mr = (in == p.inner - 1) ? p.m_last : p.m;
+    const int n = p.n;
+    const int K = min(p.m, n);
+
+    T a[M];
+    {
+        const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is + (bl_i64)j * p.a_cs;
+        const bool colok = j < n;
+#pragma unroll
+        for (int i = 0; i < M; ++i) a[i] = (colok && i < mr) ? A[(bl_i64)i * p.a_rs] : T(0);
+    }
+    T mx = T(0);
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+        T f = bl_absflag(a[i]);
+        mx = f > mx ? f : mx;
+    }
+    mx = bl_grp_max<T, NT, BLOCK>(mx, s_red);
+    const bool bad = !(mx <= BlT<T>::huge());
+    const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
+    if (e != 0) {
+#pragma unroll
+        for (int i = 0; i < M; ++i) a[i] = bl_scale2(a[i], -e);
+    }
+    const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
+    unsigned rd = 0;
+
+    // Householder vector of this thread's column kk (rows >= kk) into s_v[g][buf]; V and
+    // beta into the registers; tau and sign into shared memory.
+    auto refl = [&](int kk, int buf) {
+        T alpha = T(0), s0 = T(0), s1 = T(0);
+#pragma unroll
+        for (int c = 0; c < NCH; ++c) {
+            if (c * CH + CH > kk) {  // uniform: whole chunks above the row are skipped
+#pragma unroll
+                for (int t = 0; t < CH; ++t) {
+                    const int i = c * CH + t;
+                    const T x = a[i];
+                    if (i == kk) alpha = x;
+                    if (i > kk) {
+                        if (i & 1) s1 += x * x;
+                        else s0 += x * x;
+                    }
+                }
+            }
+        }
+        const T ss = s0 + s1;
+        T beta, tau, scal;
+        if (ss < BlT<T>::tiny()) {
+            beta = alpha;
+            tau = T(0);
+            scal = T(0);
+        } else {
+            const T nrm = BlT<T>::sqrt_(alpha * alpha + ss);
+            beta = alpha >= T(0) ? -nrm : nrm;
+            tau = (beta - alpha) / beta;
+            scal = T(1) / (alpha - beta);
+        }
+#pragma unroll
+        for (int c = 0; c < NCH; ++c) {
+            if (c * CH + CH > kk) {
+#pragma unroll
+                for (int t = 0; t < CH; t += VN) {
+                    T vx[VN];
+#pragma unroll
+                    for (int u = 0; u < VN; ++u) {
+                        const int i = c * CH + t + u;
+                        vx[u] = (i > kk) ? a[i] * scal : (i == kk ? T(1) : T(0));
+                        if (i > kk) a[i] = vx[u];
+                        if (i == kk) a[i] = beta;
+                    }
+                    BlVec<T>::st(&s_v[g][buf][c * CH + t], vx);
+                }
+            }
+        }
+        s_tau[g][kk] = tau;
+        s_sgn[g][kk] = beta < T(0) ? T(-1) : T(1);
+        if (BlT<T>::abs_(beta) <= thr) rd = 1;
+    };
+    // a -= tau * v * (v^T a), v = s_v[g][buf], zero above row kk.
+    auto apply = [&](int kk, int buf, T tau) {
+        const T* v = s_v[g][buf];
+        T w0 = T(0), w1 = T(0);
+#pragma unroll
+        for (int c = 0; c < NCH; ++c) {
+            if (c * CH + CH > kk) {
+#pragma unroll
+                for (int t = 0; t < CH; t += VN) {
+                    T vx[VN];
+                    BlVec<T>::ld(v + c * CH + t, vx);
+#pragma unroll
+                    for (int u = 0; u < VN; ++u) {
+                        if (u & 1) w1 += vx[u] * a[c * CH + t + u];
+                        else w0 += vx[u] * a[c * CH + t + u];
+                    }
+                }
+            }
+        }
+        const T w = tau * (w0 + w1);
+#pragma unroll
+        for (int c = 0; c < NCH; ++c) {
+            if (c * CH + CH > kk) {
+#pragma unroll
+                for (int t = 0; t < CH; t += VN) {
+                    T vx[VN];
+                    BlVec<T>::ld(v + c * CH + t, vx);
+#pragma unroll
+                    for (int u = 0; u < VN; ++u) a[c * CH + t + u] -= w * vx[u];
+                }
+            }
+        }
+    };
+
+    // Factor: one sync a step; the owner of the next column updates it first and builds
+    // the next reflector into the other buffer.
+    if (j == 0 && K > 0) refl(0, 0);
+    bl_grp_sync<NT>();
+    for (int kk = 0; kk < K; ++kk) {
+        const int buf = kk & 1;
+        if (j > kk) {
+            apply(kk, buf, s_tau[g][kk]);
+            if (j == kk + 1 && kk + 1 < K) refl(kk + 1, buf ^ 1);
+        }
+        bl_grp_sync<NT>();
+    }
+    rd = bl_grp_or<NT>(rd);
+
+    // R (rrows x n): upper trapezoid, rows scaled by sign(R_kk), unscaled.
+    if (live && j < n) {
+        T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is + (bl_i64)j * p.r_cs;
+#pragma unroll
+        for (int i = 0; i < M; ++i) {
+            if (i < p.rrows) {
+                T val = T(0);
+                if (i < NT && i <= j && i < mr) val = bl_scale2(a[i] * s_sgn[g][i], e);
+                R[(bl_i64)i * p.r_rs] = bad ? BlT<T>::nan() : val;
+            }
+        }
+    }
+    if (live && j == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
+
+    if (p.q == nullptr) return;  // uniform
+    // Q = H_0 ... H_{K-1} [I; 0], in place as xORG2R.
+    const int qc = p.qcols;
+    if (j >= K) {
+#pragma unroll
+        for (int i = 0; i < M; ++i) a[i] = (i == j) ? T(1) : T(0);
+    }
+    auto putv = [&](int i0, int buf) {
+#pragma unroll
+        for (int c = 0; c < NCH; ++c) {
+            if (c * CH + CH > i0) {
+#pragma unroll
+                for (int t = 0; t < CH; t += VN) {
+                    T vx[VN];
+#pragma unroll
+                    for (int u = 0; u < VN; ++u) {
+                        const int i = c * CH + t + u;
+                        vx[u] = (i > i0) ? a[i] : (i == i0 ? T(1) : T(0));
+                    }
+                    BlVec<T>::st(&s_v[g][buf][c * CH + t], vx);
+                }
+            }
+        }
+    };
+    if (j == K - 1) putv(K - 1, (K - 1) & 1);
+    bl_grp_sync<NT>();
+    for (int i0 = K - 1; i0 >= 0; --i0) {
+        const int buf = i0 & 1;
+        const T tau = s_tau[g][i0];
+        if (j > i0) {
+            apply(i0, buf, tau);
+        } else if (j == i0) {
+#pragma unroll
+            for (int i = 0; i < M; ++i) a[i] = (i > i0) ? -tau * a[i] : (i == i0 ? T(1) - tau : T(0));
+        } else if (j == i0 - 1) {
+            putv(i0 - 1, buf ^ 1);
+        }
+        bl_grp_sync<NT>();
+    }
+    if (live && j < qc) {
+        const T sg = (j < K) ? s_sgn[g][j] : T(1);
+        T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is + (bl_i64)j * p.q_cs;
+#pragma unroll
+        for (int i = 0; i < M; ++i)
+            if (i < mr) Q[(bl_i64)i * p.q_rs] = bad ? BlT<T>::nan() : a[i] * sg;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Memory kernels: the matrix in a row-major work copy (shared or global memory), one
+// block a matrix, columns dealt round the threads.
+
+template <typename T>
+__device__ __forceinline__ T bl_block_sum(T v, T* red) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += bl_shfl_xor(v, off);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    T r = T(0);
+    const int nw = blockDim.x >> 5;
+    for (int w = 0; w < nw; ++w) r += red[w];
+    return r;
+}
+
+template <typename T, bool GL>
+__device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    const int tid = threadIdx.x;
+    const int NT = blockDim.x;
+    const bl_i64 b = blockIdx.x;
+    const bl_i64 outer = b / p.inner;
+    const int in = (int)(b - outer * p.inner);
+    const int mr = (in == p.inner - 1) ? p.m_last : p.m;
+    const int mm = p.m;  // rows of the work copy (>= mr)
+    const int n = p.n;
+    const int K = min(mm, n);
+    const int qc = p.q ? p.qcols : 0;
+    const int nc = max(n, qc);
+    const int ld = p.wld;
+
+    T* W;
+    T* sv;
+    if (GL) {
+        W = (T*)p.work + b * p.work_bs;
+        sv = (T*)bl_smem;
+    } else {
+        W = (T*)bl_smem;
+        sv = W + (bl_i64)mm * ld;
+    }
+    T* sred = sv + 2 * mm;  // 2 x 32
+    T* stau = sred + 64;
+    T* ssgn = stau + K;
+
+    const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
+    T mx = T(0);
+    const int tot = mm * nc;
+    for (int idx = tid; idx < tot; idx += NT) {
+        const int i = idx / nc, jj = idx - i * nc;
+        T x = (i < mr && jj < n) ? A[(bl_i64)i * p.a_rs + (bl_i64)jj * p.a_cs] : T(0);
+        W[(bl_i64)i * ld + jj] = x;
+        const T f = bl_absflag(x);
+        mx = f > mx ? f : mx;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        T o = bl_shfl_xor(mx, off);
+        mx = o > mx ? o : mx;
+    }
+    if ((tid & 31) == 0) sred[tid >> 5] = mx;
+    __syncthreads();
+    mx = T(0);
+    for (int w = 0; w < (NT >> 5); ++w) mx = sred[w] > mx ? sred[w] : mx;
+    __syncthreads();
+    const bool bad = !(mx <= BlT<T>::huge());
+    const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
+    if (bad) {
+        T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
+        for (int idx = tid; idx < p.rrows * n; idx += NT) {
+            const int i = idx / n, jj = idx - i * n;
+            R[(bl_i64)i * p.r_rs + (bl_i64)jj * p.r_cs] = BlT<T>::nan();
+        }
+        if (p.q) {
+            T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
+            for (int idx = tid; idx < mr * qc; idx += NT) {
+                const int i = idx / qc, jj = idx - i * qc;
+                Q[(bl_i64)i * p.q_rs + (bl_i64)jj * p.q_cs] = BlT<T>::nan();
+            }
+        }
+        if (tid == 0 && p.info) p.info[b] = BL_INFO_NONFINITE;
+        return;
+    }
+    if (e != 0) {
+        for (int idx = tid; idx < tot; idx += NT) {
+            const int i = idx / nc, jj = idx - i * nc;
+            W[(bl_i64)i * ld + jj] = bl_scale2(W[(bl_i64)i * ld + jj], -e);
+        }
+    }
+    const T thr = T(max(mr, n)) * BlT<T>::eps() * bl_scale2(mx, -e);
+    unsigned rd = 0;
+    __syncthreads();
+
+    for (int kk = 0; kk < K; ++kk) {
+        const int buf = kk & 1;
+        T* v = sv + buf * mm;
+        T part = T(0);
+        for (int i = kk + tid; i < mm; i += NT) {
+            const T x = W[(bl_i64)i * ld + kk];
+            v[i] = x;
+            if (i > kk) part += x * x;
+        }
+        const T ss = bl_block_sum(part, sred + buf * 32);
+        const T alpha = v[kk];
+        T beta, tau, scal;
+        if (ss < BlT<T>::tiny()) {
+            beta = alpha;
+            tau = T(0);
+            scal = T(0);
+        } else {
+            const T nrm = BlT<T>::sqrt_(alpha * alpha + ss);
+            beta = alpha >= T(0) ? -nrm : nrm;
+            tau = (beta - alpha) / beta;
+            scal = T(1) / (alpha - beta);
+        }
+        for (int i = kk + tid; i < mm; i += NT) W[(bl_i64)i * ld + kk] = (i == kk) ? beta : v[i] * scal;
+        if (tid == 0) {
+            stau[kk] = tau;
+            ssgn[kk] = beta < T(0) ? T(-1) : T(1);
+            if (BlT<T>::abs_(beta) <= thr) rd = 1;
+        }
+        if (tau != T(0)) {
+            for (int jj = kk + 1 + tid; jj < nc; jj += NT) {
+                T* col = W + jj;
+                T w0 = T(0), w1 = T(0);
+                int i = kk + 1;
+                for (; i + 1 < mm; i += 2) {
+                    w0 += v[i] * col[(bl_i64)i * ld];
+                    w1 += v[i + 1] * col[(bl_i64)(i + 1) * ld];
+                }
+                if (i < mm) w0 += v[i] * col[(bl_i64)i * ld];
+                const T w = tau * (col[(bl_i64)kk * ld] + scal * (w0 + w1));
+                col[(bl_i64)kk * ld] -= w;
+                const T ws = w * scal;
+                for (i = kk + 1; i < mm; ++i) col[(bl_i64)i * ld] -= ws * v[i];
+            }
+        }
+        __syncthreads();
+    }
+    rd = __syncthreads_or(rd);
+
+    {
+        T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
+        for (int idx = tid; idx < p.rrows * n; idx += NT) {
+            const int i = idx / n, jj = idx - i * n;
+            T val = T(0);
+            if (i <= jj && i < mr) val = bl_scale2(W[(bl_i64)i * ld + jj] * ssgn[i], e);
+            R[(bl_i64)i * p.r_rs + (bl_i64)jj * p.r_cs] = val;
+        }
+    }
+    if (tid == 0 && p.info) p.info[b] = rd ? BL_INFO_RANK_DEFICIENT : 0u;
+    if (!p.q) return;
+
+    for (int idx = tid; idx < mm * qc; idx += NT) {
+        const int i = idx / qc, jj = idx - i * qc;
+        if (jj >= K) W[(bl_i64)i * ld + jj] = (i == jj) ? T(1) : T(0);
+    }
+    __syncthreads();
+    for (int i0 = K - 1; i0 >= 0; --i0) {
+        const int buf = i0 & 1;
+        T* v = sv + buf * mm;
+        for (int i = i0 + tid; i < mm; i += NT) v[i] = (i == i0) ? T(1) : W[(bl_i64)i * ld + i0];
+        __syncthreads();
+        const T tau = stau[i0];
+        if (tau != T(0)) {
+            for (int jj = i0 + 1 + tid; jj < qc; jj += NT) {
+                T* col = W + jj;
+                T w0 = T(0), w1 = T(0);
+                int i = i0;
+                for (; i + 1 < mm; i += 2) {
+                    w0 += v[i] * col[(bl_i64)i * ld];
+                    w1 += v[i + 1] * col[(bl_i64)(i + 1) * ld];
+                }
+                if (i < mm) w0 += v[i] * col[(bl_i64)i * ld];
+                const T w = tau * (w0 + w1);
+                for (i = i0; i < mm; ++i) col[(bl_i64)i * ld] -= w * v[i];
+            }
+        }
+        for (int i = tid; i < mm; i += NT)
+            W[(bl_i64)i * ld + i0] = (i < i0) ? T(0) : (i == i0 ? T(1) - tau : -tau * v[i]);
+    }
+    __syncthreads();
+    T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
+    for (int idx = tid; idx < mr * qc; idx += NT) {
+        const int i = idx / qc, jj = idx - i * qc;
+        const T sg = jj < K ? ssgn[jj] : T(1);
+        Q[(bl_i64)i * p.q_rs + (bl_i64)jj * p.q_cs] = W[(bl_i64)i * ld + jj] * sg;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Batched C = A * B, 64x64 tiles of C, 256 threads, 4x4 a thread. Grid: x = tiles,
+// y = matrix (batch*inner).
+
+template <typename T>
+__device__ __forceinline__ void bl_gemm(const GemmArgs& p) {
+    __shared__ T As[16][65];
+    __shared__ T Bs[16][65];
+    const bl_i64 b = blockIdx.y;
+    const bl_i64 outer = b / p.inner;
+    const int in = (int)(b - outer * p.inner);
+    const int m = (in == p.inner - 1) ? p.m_last : p.m;
+    const int tn = (p.n + 63) / 64;
+    const int ti = blockIdx.x / tn, tj = blockIdx.x - ti * tn;
+    const int row0 = ti * 64, col0 = tj * 64;
+    if (row0 >= m) return;
+    const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
+    const T* B = (const T*)p.b + outer * p.b_bs + (bl_i64)in * p.b_is;
+    T* C = (T*)p.c + outer * p.c_bs + (bl_i64)in * p.c_is;
+    const int tid = threadIdx.x;
+    const int tr = tid / 16, tc = tid % 16;
+    T acc[4][4];
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int y = 0; y < 4; ++y) acc[x][y] = T(0);
+    for (int k0 = 0; k0 < p.kk; k0 += 16) {
+        for (int idx = tid; idx < 16 * 64; idx += 256) {
+            const int r = idx % 64, kq = idx / 64;  // A tile: 64 rows x 16 k
+            const int gi = row0 + r, gk = k0 + kq;
+            As[kq][r] = (gi < m && gk < p.kk) ? A[(bl_i64)gi * p.a_rs + (bl_i64)gk * p.a_cs] : T(0);
+            const int c = idx % 64, kb = idx / 64;  // B tile: 16 k x 64 cols
+            const int gj = col0 + c, gk2 = k0 + kb;
+            Bs[kb][c] = (gj < p.n && gk2 < p.kk) ? B[(bl_i64)gk2 * p.b_rs + (bl_i64)gj * p.b_cs] : T(0);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kq = 0; kq < 16; ++kq) {
+            T av[4], bv[4];
+#pragma unroll
+            for (int x = 0; x < 4; ++x) av[x] = As[kq][tr + 16 * x];
+#pragma unroll
+            for (int y = 0; y < 4; ++y) bv[y] = Bs[kq][tc + 16 * y];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+#pragma unroll
+                for (int y = 0; y < 4; ++y) acc[x][y] += av[x] * bv[y];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int y = 0; y < 4; ++y) {
+            const int gi = row0 + tr + 16 * x, gj = col0 + tc + 16 * y;
+            if (gi < m && gj < p.n) C[(bl_i64)gi * p.c_rs + (bl_i64)gj * p.c_cs] = acc[x][y];
+        }
+}
+
+// ---------------------------------------------------------------------------------
+// Instantiations. Keep the list in step with REG_SHAPES in cuda/mod.rs.
+
+#define BL_QR_REG(KIND, TN, T, M, W)                                                        \
+    extern "C" __global__ void __launch_bounds__((W) <= 32 ? 128 : (W),                      \
+                                                 ((M) == 64 && (W) == 32 && sizeof(T) == 4) ? 4 : 1) \
+        qr_##KIND##_##TN##_m##M##_w##W(QrArgs p) {                                          \
+        bl_qr_reg<T, M, W>(p);                                                              \
+    }
+#define BL_QR_SMEM(TN, T)                                                                   \
+    extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T, false>(p); }
+#define BL_QR_GLOBAL(TN, T)                                                                 \
+    extern "C" __global__ void __launch_bounds__(1024) qr_global_##TN(QrArgs p) { bl_qr_mem<T, true>(p); }
+#define BL_GEMM(TN, T) \
+    extern "C" __global__ void __launch_bounds__(256) gemm_##TN(GemmArgs p) { bl_gemm<T>(p); }
+// The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
+#define BL_QR_ALL(TN, T)                                                                    \
+    BL_QR_REG(warp, TN, T, 8, 8)                                                            \
+    BL_QR_REG(warp, TN, T, 16, 8)                                                           \
+    BL_QR_REG(warp, TN, T, 32, 8)                                                           \
+    BL_QR_REG(warp, TN, T, 16, 16)                                                          \
+    BL_QR_REG(warp, TN, T, 32, 16)                                                          \
+    BL_QR_REG(warp, TN, T, 64, 16)                                                          \
+    BL_QR_REG(warp, TN, T, 16, 32)                                                          \
+    BL_QR_REG(warp, TN, T, 32, 32)                                                          \
+    BL_QR_REG(warp, TN, T, 64, 32)                                                          \
+    BL_QR_REG(warp, TN, T, 128, 32)                                                         \
+    BL_QR_REG(block, TN, T, 32, 64)                                                         \
+    BL_QR_REG(block, TN, T, 64, 64)                                                         \
+    BL_QR_REG(block, TN, T, 128, 64)                                                        \
+    BL_QR_REG(block, TN, T, 64, 128)                                                        \
+    BL_QR_REG(block, TN, T, 128, 128)                                                       \
+    BL_QR_SMEM(TN, T) BL_QR_GLOBAL(TN, T) BL_GEMM(TN, T)
+
+#ifndef BL_NO_DEFAULT_INST
+BL_QR_ALL(f32, float)
+BL_QR_ALL(f64, double)
+#endif

@@ -1,0 +1,461 @@
+//! GPU QR: which kernel takes a shape, and the multi-launch TSQR for tall matrices.
+
+use cudarc::driver::sys as cu;
+
+use super::driver::{launch, Device, Scratch};
+use super::{DevMat, QrKernel};
+use crate::{DType, Error, Real, Result};
+
+/// Mirrors `struct QrArgs` in kernels/common.cu.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct QrArgs {
+    pub a: u64,
+    pub a_bs: i64,
+    pub a_is: i64,
+    pub a_rs: i64,
+    pub a_cs: i64,
+    pub q: u64,
+    pub q_bs: i64,
+    pub q_is: i64,
+    pub q_rs: i64,
+    pub q_cs: i64,
+    pub r: u64,
+    pub r_bs: i64,
+    pub r_is: i64,
+    pub r_rs: i64,
+    pub r_cs: i64,
+    pub info: u64,
+    pub work: u64,
+    pub work_bs: i64,
+    pub batch: i32,
+    pub inner: i32,
+    pub m: i32,
+    pub m_last: i32,
+    pub n: i32,
+    pub qcols: i32,
+    pub rrows: i32,
+    pub wld: i32,
+}
+
+/// Mirrors `struct GemmArgs` in kernels/common.cu.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct GemmArgs {
+    pub a: u64,
+    pub a_bs: i64,
+    pub a_is: i64,
+    pub a_rs: i64,
+    pub a_cs: i64,
+    pub b: u64,
+    pub b_bs: i64,
+    pub b_is: i64,
+    pub b_rs: i64,
+    pub b_cs: i64,
+    pub c: u64,
+    pub c_bs: i64,
+    pub c_is: i64,
+    pub c_rs: i64,
+    pub c_cs: i64,
+    pub batch: i32,
+    pub inner: i32,
+    pub m: i32,
+    pub m_last: i32,
+    pub n: i32,
+    pub kk: i32,
+}
+
+/// (rows M, threads W) of the register kernels, as instantiated in kernels/qr.cu.
+pub(crate) const REG_SHAPES: &[(usize, usize)] = &[
+    (8, 8),
+    (16, 8),
+    (32, 8),
+    (16, 16),
+    (32, 16),
+    (64, 16),
+    (16, 32),
+    (32, 32),
+    (64, 32),
+    (128, 32),
+    (32, 64),
+    (64, 64),
+    (128, 64),
+    (64, 128),
+    (128, 128),
+];
+
+/// Rows of a TSQR leaf.
+pub(crate) const LEAF: usize = 128;
+
+fn tname<T: Real>() -> (&'static str, &'static str) {
+    match T::DTYPE {
+        DType::F32 => ("f32", "float"),
+        _ => ("f64", "double"),
+    }
+}
+
+/// The smallest register kernel of the kind (warp: W <= 32, block: W > 32) for m rows and
+/// `ncols` columns; f64 stops at 64 rows (128 spills) unless `spill_ok` (TSQR leaves).
+pub(crate) fn reg_shape<T: Real>(warp: bool, m: usize, ncols: usize) -> Option<(usize, usize)> {
+    reg_shape_max::<T>(warp, m, ncols, false)
+}
+
+fn reg_shape_max<T: Real>(
+    warp: bool,
+    m: usize,
+    ncols: usize,
+    spill_ok: bool,
+) -> Option<(usize, usize)> {
+    let maxm = if T::DTYPE == DType::F64 && !spill_ok {
+        64
+    } else {
+        128
+    };
+    REG_SHAPES
+        .iter()
+        .copied()
+        .filter(|&(mm, w)| (w <= 32) == warp && w >= ncols && mm >= m && mm <= maxm)
+        .min_by_key(|&(mm, w)| (w, mm))
+}
+
+fn smem_bytes<T: Real>(m: usize, n: usize, ncols: usize, shared_work: bool) -> usize {
+    let ld = ncols | 1;
+    let k = m.min(n);
+    let mut e = 2 * m + 64 + 2 * k;
+    if shared_work {
+        e += m * ld;
+    }
+    e * std::mem::size_of::<T>()
+}
+
+/// The kernel `Auto` picks, from the measurements in docs/proposals/cuda-qr.md.
+pub(crate) fn choose<T: Real>(
+    dev: &Device,
+    batch: usize,
+    m: usize,
+    n: usize,
+    ncols: usize,
+    reduced_or_r: bool,
+) -> QrKernel {
+    let tall_ok = reduced_or_r && n <= 64 && m > LEAF && m >= 4 * n;
+    if tall_ok && batch < 2 * dev.sm_count as usize {
+        return QrKernel::Tall;
+    }
+    if reg_shape::<T>(true, m, ncols).is_some() {
+        return QrKernel::Warp;
+    }
+    if smem_bytes::<T>(m, n, ncols, true) <= dev.smem_optin {
+        return QrKernel::Smem;
+    }
+    if tall_ok {
+        return QrKernel::Tall;
+    }
+    QrKernel::Large
+}
+
+pub(crate) struct Call {
+    pub batch: usize,
+    pub m: usize,
+    pub n: usize,
+    pub a: DevMat,
+    pub q: Option<DevMat>,
+    pub qcols: usize,
+    pub r: DevMat,
+    pub rrows: usize,
+    pub info: u64,
+}
+
+fn base_args(c: &Call) -> QrArgs {
+    let q = c.q.unwrap_or(DevMat {
+        ptr: 0,
+        batch_stride: 0,
+        row_stride: 0,
+        col_stride: 0,
+    });
+    QrArgs {
+        a: c.a.ptr,
+        a_bs: c.a.batch_stride,
+        a_rs: c.a.row_stride,
+        a_cs: c.a.col_stride,
+        q: q.ptr,
+        q_bs: q.batch_stride,
+        q_rs: q.row_stride,
+        q_cs: q.col_stride,
+        r: c.r.ptr,
+        r_bs: c.r.batch_stride,
+        r_rs: c.r.row_stride,
+        r_cs: c.r.col_stride,
+        info: c.info,
+        batch: c.batch as i32,
+        inner: 1,
+        m: c.m as i32,
+        m_last: c.m as i32,
+        n: c.n as i32,
+        qcols: c.qcols as i32,
+        rrows: c.rrows as i32,
+        ..Default::default()
+    }
+}
+
+/// One launch of a single-level kernel. `p` is complete except for work/wld.
+unsafe fn launch_single<T: Real>(
+    dev: &Device,
+    kind: QrKernel,
+    stream: cu::CUstream,
+    mut p: QrArgs,
+    sc: &mut Scratch,
+    spill_ok: bool,
+) -> Result<()> {
+    let (tn, ct) = tname::<T>();
+    let (m, n) = (p.m as usize, p.n as usize);
+    let ncols = if p.q != 0 { n.max(p.qcols as usize) } else { n };
+    let total = p.batch as u64 * p.inner as u64;
+    if total == 0 {
+        return Ok(());
+    }
+    match kind {
+        QrKernel::Warp | QrKernel::Block => {
+            let warp = kind == QrKernel::Warp;
+            let (mm, w) = reg_shape_max::<T>(warp, m, ncols, spill_ok).ok_or_else(|| {
+                Error::Argument(format!(
+                    "the {} kernel does not take {m}x{n} ({ncols} columns) in {tn}",
+                    if warp { "warp" } else { "block" }
+                ))
+            })?;
+            let kname = if warp { "warp" } else { "block" };
+            let name = format!("qr_{kname}_{tn}_m{mm}_w{w}");
+            let inst = format!("BL_QR_REG({kname}, {tn}, {ct}, {mm}, {w})");
+            let f = dev.function(&name, &inst, 0)?;
+            let block = if w <= 32 { 128 } else { w };
+            let gpb = (block / w) as u64;
+            let grid = total.div_ceil(gpb);
+            if grid > i32::MAX as u64 {
+                return Err(Error::Overflow("batch too large for one launch".into()));
+            }
+            launch(f, (grid as u32, 1), block as u32, 0, stream, &p)
+        }
+        QrKernel::Smem | QrKernel::Large => {
+            let shared = kind == QrKernel::Smem;
+            let smem = smem_bytes::<T>(m, n, ncols, shared);
+            if smem > dev.smem_optin {
+                return Err(Error::Argument(format!(
+                    "the {} kernel does not take {m}x{n} in {tn}: {smem} bytes of shared memory",
+                    if shared { "smem" } else { "large" }
+                )));
+            }
+            let ld = ncols | 1;
+            p.wld = ld as i32;
+            if !shared {
+                let bytes = total as usize * m * ld * std::mem::size_of::<T>();
+                p.work = sc.alloc(bytes)?;
+                p.work_bs = (m * ld) as i64;
+            }
+            let (name, inst) = if shared {
+                (format!("qr_smem_{tn}"), format!("BL_QR_SMEM({tn}, {ct})"))
+            } else {
+                (
+                    format!("qr_global_{tn}"),
+                    format!("BL_QR_GLOBAL({tn}, {ct})"),
+                )
+            };
+            let f = dev.function(&name, &inst, dev.smem_optin)?;
+            let threads = ncols.div_ceil(32).clamp(2, 32) * 32;
+            if total > i32::MAX as u64 {
+                return Err(Error::Overflow("batch too large for one launch".into()));
+            }
+            launch(
+                f,
+                (total as u32, 1),
+                threads as u32,
+                smem as u32,
+                stream,
+                &p,
+            )
+        }
+        QrKernel::Tall | QrKernel::Auto => Err(Error::Argument(
+            "internal: not a single-level kernel".into(),
+        )),
+    }
+}
+
+unsafe fn gemm<T: Real>(dev: &Device, stream: cu::CUstream, g: GemmArgs) -> Result<()> {
+    let (tn, ct) = tname::<T>();
+    let f = dev.function(&format!("gemm_{tn}"), &format!("BL_GEMM({tn}, {ct})"), 0)?;
+    let tiles = (g.m as u32).div_ceil(64) * (g.n as u32).div_ceil(64);
+    let mats = g.batch as u64 * g.inner as u64;
+    if mats > 65535 {
+        return Err(Error::Overflow(
+            "TSQR: too many leaves for one launch".into(),
+        ));
+    }
+    launch(f, (tiles, mats as u32), 256, 0, stream, &g)
+}
+
+/// TSQR: leaves of 128 rows (the last zero padded), the stacked R's factored again until
+/// one leaf is left; Q assembled top-down by batched products. Reduced and "r" modes.
+unsafe fn tall<T: Real>(
+    dev: &Device,
+    stream: cu::CUstream,
+    c: &Call,
+    sc: &mut Scratch,
+) -> Result<()> {
+    let (m, n, batch) = (c.m, c.n, c.batch);
+    if n > 64 || m <= LEAF || (c.q.is_some() && c.qcols != n) {
+        return Err(Error::Argument(format!(
+            "the tall kernel takes m > {LEAF}, n <= 64, reduced or r mode; got {m}x{n}"
+        )));
+    }
+    let es = std::mem::size_of::<T>();
+    let leaf_kind = if n <= 32 {
+        QrKernel::Warp
+    } else {
+        QrKernel::Block
+    };
+    let wantq = c.q.is_some();
+    struct Level {
+        rows: usize,
+        nch: usize,
+        mlast: usize,
+        qleaf: u64,
+    }
+    let mut levels = Vec::new();
+    let sinfo = sc.alloc(batch * m.div_ceil(LEAF) * 4)?;
+    let mut cur = c.a;
+    let mut rows = m;
+    while rows > LEAF {
+        let nch = rows.div_ceil(LEAF);
+        let mlast = rows - (nch - 1) * LEAF;
+        let srows = nch * n;
+        let s = sc.alloc(batch * srows * n * es)?;
+        let qleaf = if wantq {
+            sc.alloc(batch * rows * n * es)?
+        } else {
+            0
+        };
+        let p = QrArgs {
+            a: cur.ptr,
+            a_bs: cur.batch_stride,
+            a_is: cur.row_stride * LEAF as i64,
+            a_rs: cur.row_stride,
+            a_cs: cur.col_stride,
+            q: qleaf,
+            q_bs: (rows * n) as i64,
+            q_is: (LEAF * n) as i64,
+            q_rs: n as i64,
+            q_cs: 1,
+            r: s,
+            r_bs: (srows * n) as i64,
+            r_is: (n * n) as i64,
+            r_rs: n as i64,
+            r_cs: 1,
+            info: sinfo,
+            batch: batch as i32,
+            inner: nch as i32,
+            m: LEAF as i32,
+            m_last: mlast as i32,
+            n: n as i32,
+            qcols: n as i32,
+            rrows: n as i32,
+            ..Default::default()
+        };
+        launch_single::<T>(dev, leaf_kind, stream, p, sc, true)?;
+        levels.push(Level {
+            rows,
+            nch,
+            mlast,
+            qleaf,
+        });
+        cur = DevMat {
+            ptr: s,
+            batch_stride: (srows * n) as i64,
+            row_stride: n as i64,
+            col_stride: 1,
+        };
+        rows = srows;
+    }
+    let qtop = if wantq {
+        sc.alloc(batch * rows * n * es)?
+    } else {
+        0
+    };
+    let mut p = base_args(c);
+    p.a = cur.ptr;
+    p.a_bs = cur.batch_stride;
+    p.a_rs = cur.row_stride;
+    p.a_cs = cur.col_stride;
+    p.m = rows as i32;
+    p.m_last = rows as i32;
+    p.q = qtop;
+    p.q_bs = (rows * n) as i64;
+    p.q_rs = n as i64;
+    p.q_cs = 1;
+    p.qcols = n as i32;
+    let top_kind = if n <= 32 {
+        QrKernel::Warp
+    } else {
+        QrKernel::Block
+    };
+    launch_single::<T>(dev, top_kind, stream, p, sc, true)?;
+    if !wantq {
+        return Ok(());
+    }
+    let uq = c.q.unwrap();
+    // `above`: the Q of the level above, row-major n columns per matrix.
+    let (mut above, mut above_bs, mut above_rs, mut above_cs) =
+        (qtop, (rows * n) as i64, n as i64, 1i64);
+    for (l, lv) in levels.iter().enumerate().rev() {
+        let (cptr, c_bs, c_rs, c_cs) = if l == 0 {
+            (uq.ptr, uq.batch_stride, uq.row_stride, uq.col_stride)
+        } else {
+            (
+                sc.alloc(batch * lv.rows * n * es)?,
+                (lv.rows * n) as i64,
+                n as i64,
+                1,
+            )
+        };
+        let g = GemmArgs {
+            a: lv.qleaf,
+            a_bs: (lv.rows * n) as i64,
+            a_is: (LEAF * n) as i64,
+            a_rs: n as i64,
+            a_cs: 1,
+            b: above,
+            b_bs: above_bs,
+            b_is: n as i64 * above_rs,
+            b_rs: above_rs,
+            b_cs: above_cs,
+            c: cptr,
+            c_bs,
+            c_is: c_rs * LEAF as i64,
+            c_rs,
+            c_cs,
+            batch: batch as i32,
+            inner: lv.nch as i32,
+            m: LEAF as i32,
+            m_last: lv.mlast as i32,
+            n: n as i32,
+            kk: n as i32,
+        };
+        gemm::<T>(dev, stream, g)?;
+        above = cptr;
+        above_bs = c_bs;
+        above_rs = c_rs;
+        above_cs = c_cs;
+    }
+    Ok(())
+}
+
+/// Run QR with the kernel `kind` (Auto resolved by the caller) on `stream`.
+pub(crate) unsafe fn run<T: Real>(
+    dev: &Device,
+    kind: QrKernel,
+    stream: cu::CUstream,
+    c: &Call,
+) -> Result<()> {
+    let mut sc = Scratch::new(stream);
+    match kind {
+        QrKernel::Tall => tall::<T>(dev, stream, c, &mut sc),
+        k => launch_single::<T>(dev, k, stream, base_args(c), &mut sc, false),
+    }
+}

@@ -1,0 +1,708 @@
+//! eigh / eigvalsh: every backend forced and through the front door, sizes around every
+//! boundary, both triangles (the other one never read), batches, strided inputs and
+//! outputs, structured spectra, extreme magnitudes, non-finite input, the sign convention,
+//! and accuracy against an independent float64 reference.
+
+mod common;
+use batchlin::{eigh_into, Backend, BatchRef, Info, Op, Options, Real, Uplo};
+use common::*;
+use rand::Rng;
+
+const UPLOS: [Uplo; 2] = [Uplo::Lower, Uplo::Upper];
+
+/// Overwrite the triangle `uplo` does not name (strictly) with `v`.
+fn poison_other_triangle<T: Real>(inp: &mut Input<T>, uplo: Uplo, v: impl Fn(usize, usize) -> T) {
+    let count: usize = inp.batch_shape().iter().product();
+    let n = inp.shape[inp.shape.len() - 1];
+    for b in 0..count {
+        for i in 0..n {
+            for j in 0..n {
+                let other = match uplo {
+                    Uplo::Lower => j > i,
+                    Uplo::Upper => i > j,
+                };
+                if other {
+                    inp.set(b, i, j, v(i, j));
+                }
+            }
+        }
+    }
+}
+
+/// Every size, backend and triangle on random symmetric batches; eigvalsh-style calls
+/// give the same eigenvalues.
+fn sizes_all_backends<T: Real>(seed: u64) {
+    let t = tol::<T>();
+    let mut g = rng(seed);
+    for n in SQUARE {
+        let mats = vec![sym_gaussian(&mut g, n), sym_gaussian(&mut g, n)];
+        for uplo in UPLOS {
+            let mut inp = Input::<T>::contiguous(&mats, &[2], n, n);
+            // The other triangle holds garbage: it must not be read.
+            poison_other_triangle(&mut inp, uplo, |i, j| T::from_f64(1e3 + (i * 7 + j) as f64));
+            for b in BACKENDS {
+                let ctx = format!("{} eigh {uplo:?} n={n} {}", dtype_name::<T>(), b.name());
+                let full = run_eigh(&inp.view(), uplo, true, b);
+                let vals = run_eigh(&inp.view(), uplo, false, b);
+                infos_clean(&full.info, &ctx);
+                infos_clean(&vals.info, &ctx);
+                assert_eq!(full.w.len(), 2);
+                for i in 0..2 {
+                    let c = format!("{ctx} #{i}");
+                    check_eigh(
+                        &inp.mats[i],
+                        &full.w[i].d,
+                        Some(&full.v.as_ref().unwrap()[i]),
+                        t,
+                        &c,
+                    );
+                    check_eigh(
+                        &inp.mats[i],
+                        &vals.w[i].d,
+                        None,
+                        t,
+                        &format!("{c} (values only)"),
+                    );
+                    // eigvalsh == eigh's w, to tolerance.
+                    let d = full.w[i].sub(&vals.w[i]).max_abs();
+                    assert_le(d, t.eig * inp.mats[i].frob(), "|w_eigh - w_eigvalsh|", &c);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_sizes_all_backends_f32() {
+    sizes_all_backends::<f32>(101);
+}
+
+#[test]
+fn eigh_sizes_all_backends_f64() {
+    sizes_all_backends::<f64>(102);
+}
+
+/// The front door gives exactly what the routed backend gives, and eigh / eigvalsh (the
+/// plain wrappers) are that front door.
+fn auto_matches_routed<T: Real>(seed: u64) {
+    let mut g = rng(seed);
+    for n in SQUARE {
+        let mats = vec![
+            sym_gaussian(&mut g, n),
+            sym_gaussian(&mut g, n),
+            sym_gaussian(&mut g, n),
+        ];
+        let inp = Input::<T>::contiguous(&mats, &[3], n, n);
+        let chosen = routed::<T>(Op::Eigh, 3, n, n);
+        for uplo in UPLOS {
+            let ctx = format!("eigh {uplo:?} n={n}: auto vs {chosen}");
+            let auto = run_eigh(&inp.view(), uplo, true, Backend::Auto);
+            let forced = run_eigh(&inp.view(), uplo, true, chosen);
+            assert_same_bits(&auto.w, &forced.w, &ctx);
+            assert_same_bits(auto.v.as_ref().unwrap(), forced.v.as_ref().unwrap(), &ctx);
+            let plain = batchlin::eigh(&inp.view(), uplo).unwrap();
+            assert_same_bits(&tensor_vecs(&plain.w), &auto.w, &ctx);
+            assert_same_bits(
+                &tensor_mats(plain.v.as_ref().unwrap()),
+                auto.v.as_ref().unwrap(),
+                &ctx,
+            );
+            let vals_auto = run_eigh(&inp.view(), uplo, false, Backend::Auto);
+            let vals_forced = run_eigh(&inp.view(), uplo, false, chosen);
+            let plain_vals = batchlin::eigvalsh(&inp.view(), uplo).unwrap();
+            assert_eq!(plain_vals.shape, vec![3, n]);
+            assert_same_bits(&tensor_vecs(&plain_vals), &vals_auto.w, &ctx);
+            assert_same_bits(&vals_forced.w, &vals_auto.w, &ctx);
+        }
+    }
+}
+
+#[test]
+fn eigh_auto_matches_routed_backend() {
+    auto_matches_routed::<f32>(103);
+    auto_matches_routed::<f64>(104);
+}
+
+/// Only the named triangle is read: NaN (or Inf, or garbage) in the other triangle gives
+/// exactly the results of the clean symmetric matrix, with no NONFINITE flag.
+fn other_triangle_ignored<T: Real>(seed: u64) {
+    let mut g = rng(seed);
+    for n in [2, 5, 31, 32, 33, 64] {
+        let mats: Vec<M> = (0..3).map(|_| sym_gaussian(&mut g, n)).collect();
+        let clean = Input::<T>::contiguous(&mats, &[3], n, n);
+        for uplo in UPLOS {
+            for (pname, poison) in [
+                ("nan", T::NAN),
+                ("inf", T::from_f64(f64::INFINITY)),
+                ("garbage", T::from_f64(-3.5e4)),
+            ] {
+                let mut inp = Input::<T>::contiguous(&mats, &[3], n, n);
+                poison_other_triangle(&mut inp, uplo, |_, _| poison);
+                for b in BACKENDS {
+                    for vectors in [true, false] {
+                        let ctx = format!(
+                            "eigh {uplo:?} other triangle {pname} n={n} {} vectors={vectors}",
+                            b.name()
+                        );
+                        let got = run_eigh(&inp.view(), uplo, vectors, b);
+                        let want = run_eigh(&clean.view(), uplo, vectors, b);
+                        infos_clean(&got.info, &ctx);
+                        assert_same_bits(&got.w, &want.w, &ctx);
+                        if vectors {
+                            assert_same_bits(
+                                got.v.as_ref().unwrap(),
+                                want.v.as_ref().unwrap(),
+                                &ctx,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // And L and U of the same symmetric matrix agree to tolerance.
+        for b in BACKENDS {
+            let lo = run_eigh(&clean.view(), Uplo::Lower, false, b);
+            let up = run_eigh(&clean.view(), Uplo::Upper, false, b);
+            for i in 0..3 {
+                assert_le(
+                    lo.w[i].sub(&up.w[i]).max_abs(),
+                    tol::<T>().eig * mats[i].frob(),
+                    "|w_L - w_U|",
+                    "eigh L vs U",
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_other_triangle_ignored() {
+    other_triangle_ignored::<f32>(105);
+    other_triangle_ignored::<f64>(106);
+}
+
+/// The named triangle is the one read: a non-symmetric input gives the eigenvalues of the
+/// symmetric matrix built from its lower (or upper) triangle.
+#[test]
+fn eigh_reads_named_triangle_of_nonsymmetric_input() {
+    let t = tol::<f64>();
+    let mut g = rng(107);
+    for n in [3, 20, 40] {
+        let a = gaussian(&mut g, n, n);
+        let lower = M::from_fn(n, n, |i, j| if i >= j { a.at(i, j) } else { a.at(j, i) });
+        let upper = M::from_fn(n, n, |i, j| if i <= j { a.at(i, j) } else { a.at(j, i) });
+        let inp = Input::<f64>::contiguous(std::slice::from_ref(&a), &[], n, n);
+        for b in BACKENDS {
+            let l = run_eigh(&inp.view(), Uplo::Lower, true, b);
+            let u = run_eigh(&inp.view(), Uplo::Upper, true, b);
+            check_eigh(
+                &lower,
+                &l.w[0].d,
+                Some(&l.v.as_ref().unwrap()[0]),
+                t,
+                &format!("eigh L nonsym n={n} {}", b.name()),
+            );
+            check_eigh(
+                &upper,
+                &u.w[0].d,
+                Some(&u.v.as_ref().unwrap()[0]),
+                t,
+                &format!("eigh U nonsym n={n} {}", b.name()),
+            );
+        }
+    }
+}
+
+/// Batch shapes [], [1], [3], [2,3], [0], [2,0,3]: shapes, and each matrix's result is
+/// the one it gets alone.
+fn batch_shapes<T: Real>(seed: u64) {
+    let mut g = rng(seed);
+    let batches: [&[usize]; 6] = [&[], &[1], &[3], &[2, 3], &[0], &[2, 0, 3]];
+    for n in [4, 33, 0] {
+        for batch in batches {
+            let count: usize = batch.iter().product();
+            let mats: Vec<M> = (0..count).map(|_| sym_gaussian(&mut g, n)).collect();
+            let inp = Input::<T>::contiguous(&mats, batch, n, n);
+            for b in BACKENDS {
+                let ctx = format!("eigh batch {batch:?} n={n} {}", b.name());
+                let (res, info) =
+                    batchlin::eigh_ex(&inp.view(), Uplo::Lower, true, &Options::with_backend(b))
+                        .unwrap();
+                assert_eq!(res.w.shape, full_shape(batch, &[n]), "{ctx}");
+                assert_eq!(
+                    res.v.as_ref().unwrap().shape,
+                    full_shape(batch, &[n, n]),
+                    "{ctx}"
+                );
+                assert_eq!(info.len(), count, "{ctx}");
+                let ws = tensor_vecs(&res.w);
+                let vs = tensor_mats(res.v.as_ref().unwrap());
+                for i in 0..count {
+                    let alone = Input::<T>::contiguous(&mats[i..i + 1], &[], n, n);
+                    let one = run_eigh(&alone.view(), Uplo::Lower, true, b);
+                    assert_same_bits(&one.w, &ws[i..i + 1], &ctx);
+                    assert_same_bits(one.v.as_ref().unwrap(), &vs[i..i + 1], &ctx);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_batch_shapes() {
+    batch_shapes::<f32>(108);
+    batch_shapes::<f64>(109);
+}
+
+/// Inputs of any strides give exactly the row-major input's results.
+fn strided_inputs<T: Real>(seed: u64) {
+    let t = tol::<T>();
+    let mut g = rng(seed);
+    let batches: [&[usize]; 3] = [&[], &[3], &[2, 3]];
+    for batch in batches {
+        let nd = batch.len() + 2;
+        for n in [1, 5, 34] {
+            let count: usize = batch.iter().product();
+            let mats: Vec<M> = (0..count).map(|_| sym_gaussian(&mut g, n)).collect();
+            let base = Input::<T>::contiguous(&mats, batch, n, n);
+            let mut lays = Lay::all(nd);
+            lays.push(Lay::random(&mut g, nd));
+            for b in [Backend::CpuSmall, Backend::CpuFaer] {
+                for uplo in UPLOS {
+                    let want = run_eigh(&base.view(), uplo, true, b);
+                    for lay in &lays {
+                        let inp = Input::<T>::new(&mats, batch, n, n, lay);
+                        let ctx = format!(
+                            "eigh {uplo:?} input {} {:?} n={n} {}",
+                            lay.name,
+                            inp.strides,
+                            b.name()
+                        );
+                        let got = run_eigh(&inp.view(), uplo, true, b);
+                        infos_clean(&got.info, &ctx);
+                        assert_same_bits(&got.w, &want.w, &ctx);
+                        assert_same_bits(got.v.as_ref().unwrap(), want.v.as_ref().unwrap(), &ctx);
+                        for i in 0..count {
+                            check_eigh(
+                                &inp.mats[i],
+                                &got.w[i].d,
+                                Some(&got.v.as_ref().unwrap()[i]),
+                                t,
+                                &ctx,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_strided_inputs() {
+    strided_inputs::<f32>(110);
+    strided_inputs::<f64>(111);
+}
+
+/// eigh_into with w and V of any strides: exactly eigh_ex's values, nothing written outside
+/// the views, everything inside.
+fn into_strided_outputs<T: Real>(seed: u64) {
+    let mut g = rng(seed);
+    let batches: [&[usize]; 3] = [&[], &[3], &[2, 2]];
+    for batch in batches {
+        let nd = batch.len() + 2;
+        for n in [0, 1, 6, 35] {
+            let count: usize = batch.iter().product();
+            let mats: Vec<M> = (0..count).map(|_| sym_gaussian(&mut g, n)).collect();
+            let inp = Input::<T>::new(&mats, batch, n, n, &Lay::random(&mut g, nd));
+            let mut mlays = Lay::all(nd);
+            mlays.push(Lay::random(&mut g, nd));
+            let mut vlays = Lay::all(nd - 1);
+            vlays.push(Lay::random(&mut g, nd - 1));
+            for b in BACKENDS {
+                for vectors in [true, false] {
+                    let want = run_eigh(&inp.view(), Uplo::Upper, vectors, b);
+                    for (li, lay) in mlays.iter().enumerate() {
+                        let wlay = &vlays[li % vlays.len()];
+                        let ctx = format!(
+                            "eigh_into {batch:?} n={n} {} V:{} w:{} vectors={vectors}",
+                            b.name(),
+                            lay.name,
+                            wlay.name
+                        );
+                        let mut w = Out::<T>::vecs(batch, n, wlay);
+                        let mut v = Out::<T>::mats(batch, n, n, lay);
+                        let mut info = vec![Info(0xbeef); count];
+                        {
+                            let mut wv = w.view();
+                            let mut vv = v.view();
+                            let varg = if vectors { Some(&mut vv) } else { None };
+                            eigh_into(
+                                &inp.view(),
+                                Uplo::Upper,
+                                &mut wv,
+                                varg,
+                                Some(&mut info),
+                                &Options::with_backend(b),
+                            )
+                            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                        }
+                        w.check_written(&format!("{ctx} w"));
+                        assert_same_bits(&w.read(), &want.w, &ctx);
+                        if vectors {
+                            v.check_written(&format!("{ctx} V"));
+                            assert_same_bits(&v.read(), want.v.as_ref().unwrap(), &ctx);
+                        } else {
+                            assert!(
+                                v.buf.iter().all(|x| x.to_f64() == SENTINEL),
+                                "{ctx}: V touched"
+                            );
+                        }
+                        assert_eq!(info, want.info, "{ctx}: info");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_into_strided_outputs() {
+    into_strided_outputs::<f32>(112);
+    into_strided_outputs::<f64>(113);
+}
+
+/// Structured input: zeros, identity, all ones, rank one, diagonal, repeated eigenvalues,
+/// clustered eigenvalues, spectra graded over 1e-4 .. 1e4 (both signs).
+fn structured<T: Real>(seed: u64) {
+    let t = tol::<T>();
+    let mut g = rng(seed);
+    for n in [2, 3, 16, 17, 32, 33, 64, 65] {
+        let u = gaussian(&mut g, n, 1);
+        let mut rep = vec![1.0; n / 2];
+        rep.extend(vec![-2.0; n - n / 2 - 1]);
+        rep.push(5.0);
+        let clustered: Vec<f64> = (0..n).map(|i| 1.0 + 1e-6 * i as f64).collect();
+        let graded_pos = graded(n, 1e4, 1e-4);
+        let graded_mixed: Vec<f64> = graded(n, 1e4, 1e-4)
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if i % 2 == 0 { *x } else { -*x })
+            .collect();
+        let diag: Vec<f64> = (0..n).map(|_| randn(&mut g)).collect();
+        let cases: Vec<(&str, M)> = vec![
+            ("zeros", M::zeros(n, n)),
+            ("identity", M::eye(n, n)),
+            ("ones", M::from_fn(n, n, |_, _| 1.0)),
+            ("rank-one", u.mul(&u.t())),
+            ("diagonal", M::diag(&diag)),
+            ("repeated", sym_with_spectrum(&mut g, &rep)),
+            ("clustered", sym_with_spectrum(&mut g, &clustered)),
+            ("graded", sym_with_spectrum(&mut g, &graded_pos)),
+            (
+                "graded-mixed-sign",
+                sym_with_spectrum(&mut g, &graded_mixed),
+            ),
+            (
+                "tridiagonal-121",
+                M::from_fn(n, n, |i, j| {
+                    if i == j {
+                        2.0
+                    } else if i.abs_diff(j) == 1 {
+                        -1.0
+                    } else {
+                        0.0
+                    }
+                }),
+            ),
+        ];
+        let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
+        let inp = Input::<T>::contiguous(&mats, &[mats.len()], n, n);
+        for b in BACKENDS {
+            for uplo in UPLOS {
+                let res = run_eigh(&inp.view(), uplo, true, b);
+                for (i, (name, _)) in cases.iter().enumerate() {
+                    let ctx = format!(
+                        "{} eigh {name} {uplo:?} n={n} {}",
+                        dtype_name::<T>(),
+                        b.name()
+                    );
+                    assert!(res.info[i].is_ok(), "{ctx}: info {:#x}", res.info[i].0);
+                    check_eigh(
+                        &inp.mats[i],
+                        &res.w[i].d,
+                        Some(&res.v.as_ref().unwrap()[i]),
+                        t,
+                        &ctx,
+                    );
+                    let w = &res.w[i].d;
+                    match *name {
+                        "zeros" => assert!(w.iter().all(|&x| x == 0.0), "{ctx}: {w:?}"),
+                        "identity" => assert!(
+                            w.iter().all(|&x| (x - 1.0).abs() <= 4.0 * t.eps),
+                            "{ctx}: {w:?}"
+                        ),
+                        "ones" => {
+                            assert_le(
+                                (w[n - 1] - n as f64).abs(),
+                                8.0 * t.eps * n as f64,
+                                "top eigenvalue - n",
+                                &ctx,
+                            );
+                            assert_le(
+                                w[..n - 1].iter().fold(0.0f64, |m, x| m.max(x.abs())),
+                                8.0 * t.eps * n as f64,
+                                "other eigenvalues",
+                                &ctx,
+                            );
+                            // The top eigenvector is 1/sqrt(n) everywhere, positive.
+                            let v = &res.v.as_ref().unwrap()[i];
+                            let e = (0..n).fold(0.0f64, |m, r| {
+                                m.max((v.at(r, n - 1) - 1.0 / (n as f64).sqrt()).abs())
+                            });
+                            assert_le(e, 1e3 * t.eps, "top eigenvector - 1/sqrt(n)", &ctx);
+                        }
+                        "diagonal" => {
+                            let mut d = inp.mats[i]
+                                .d
+                                .iter()
+                                .step_by(n + 1)
+                                .cloned()
+                                .collect::<Vec<_>>();
+                            d.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                            assert_le(
+                                M { r: 1, c: n, d }.sub(&res.w[i]).max_abs(),
+                                4.0 * t.eps * inp.mats[i].max_abs(),
+                                "diagonal eigenvalues",
+                                &ctx,
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_structured_f32() {
+    structured::<f32>(114);
+}
+
+#[test]
+fn eigh_structured_f64() {
+    structured::<f64>(115);
+}
+
+/// float32 input of magnitude 1e-30 and 1e+37: accurate relative to ||A||; power-of-two
+/// multiples scale eigenvalues exactly and leave eigenvectors unchanged.
+#[test]
+fn eigh_extreme_magnitudes_f32() {
+    let t = tol::<f32>();
+    let mut g = rng(116);
+    for n in [3, 16, 32, 33, 40] {
+        let base = sym_gaussian(&mut g, n);
+        let mx = base.max_abs();
+        let mats = [base.clone(), base.scale(1e-30 / mx), base.scale(1e37 / mx)];
+        let inp = Input::<f32>::contiguous(&mats, &[3], n, n);
+        for b in BACKENDS {
+            for vectors in [true, false] {
+                let res = run_eigh(&inp.view(), Uplo::Lower, vectors, b);
+                infos_clean(&res.info, "eigh extreme");
+                for i in 0..3 {
+                    let ctx = format!(
+                        "eigh f32 magnitude #{i} n={n} {} vectors={vectors}",
+                        b.name()
+                    );
+                    check_eigh(
+                        &inp.mats[i],
+                        &res.w[i].d,
+                        res.v.as_ref().map(|v| &v[i]),
+                        t,
+                        &ctx,
+                    );
+                    assert!(res.w[i].max_abs() > 0.0, "{ctx}: eigenvalues underflowed");
+                }
+            }
+        }
+        let b32 = base.round_to::<f32>();
+        for e in [-100i32, 120] {
+            let s = 2f64.powi(e);
+            let inp = Input::<f32>::contiguous(&[b32.clone(), b32.scale(s)], &[2], n, n);
+            for b in BACKENDS {
+                let res = run_eigh(&inp.view(), Uplo::Lower, true, b);
+                let ctx = format!("eigh f32 2^{e} n={n} {}", b.name());
+                let v = res.v.unwrap();
+                assert_same_bits(&v[1..2], &v[0..1], &ctx);
+                assert_same_bits(&[res.w[0].scale(s)], &res.w[1..2], &ctx);
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_extreme_magnitudes_f64() {
+    let t = tol::<f64>();
+    let mut g = rng(117);
+    for n in [4, 33] {
+        let base = sym_gaussian(&mut g, n);
+        let mx = base.max_abs();
+        let mats = [base.scale(1e-300 / mx), base.scale(1e300 / mx)];
+        let inp = Input::<f64>::contiguous(&mats, &[2], n, n);
+        for b in BACKENDS {
+            let res = run_eigh(&inp.view(), Uplo::Upper, true, b);
+            for i in 0..2 {
+                let s = if i == 0 { 1e300 } else { 1e-300 };
+                check_eigh(
+                    &inp.mats[i].scale(s),
+                    &res.w[i].scale(s).d,
+                    Some(&res.v.as_ref().unwrap()[i]),
+                    t,
+                    &format!("eigh f64 magnitude #{i} n={n} {}", b.name()),
+                );
+            }
+        }
+    }
+}
+
+/// NaN / Inf in the named triangle of some matrices: those get all-NaN w and V and
+/// NONFINITE; the others are exactly the results of a batch without them.
+fn nonfinite_in_batch<T: Real>(seed: u64) {
+    let mut g = rng(seed);
+    for n in [1, 4, 32, 33, 50] {
+        let mats: Vec<M> = (0..5).map(|_| sym_gaussian(&mut g, n)).collect();
+        let bad = [0usize, 2, 3];
+        for uplo in UPLOS {
+            let mut inp = Input::<T>::contiguous(&mats, &[5], n, n);
+            let poison = [
+                T::NAN,
+                T::from_f64(f64::INFINITY),
+                T::from_f64(f64::NEG_INFINITY),
+            ];
+            for (p, &b) in bad.iter().enumerate() {
+                let (mut i, mut j) = (g.random_range(0..n), g.random_range(0..n));
+                if (uplo == Uplo::Lower) != (i >= j) {
+                    std::mem::swap(&mut i, &mut j);
+                }
+                inp.set(b, i, j, poison[p]);
+            }
+            let good: Vec<usize> = (0..5).filter(|i| !bad.contains(i)).collect();
+            let good_mats: Vec<M> = good.iter().map(|&i| mats[i].clone()).collect();
+            let clean = Input::<T>::contiguous(&good_mats, &[good.len()], n, n);
+            for b in BACKENDS {
+                for vectors in [true, false] {
+                    let ctx = format!(
+                        "eigh {uplo:?} nonfinite n={n} {} vectors={vectors}",
+                        b.name()
+                    );
+                    let res = run_eigh(&inp.view(), uplo, vectors, b);
+                    let want = run_eigh(&clean.view(), uplo, vectors, b);
+                    for &i in &bad {
+                        assert!(res.info[i].nonfinite(), "{ctx}: matrix {i} not flagged");
+                        assert!(res.w[i].all_nan(), "{ctx}: w of {i} not all NaN");
+                        if let Some(v) = &res.v {
+                            assert!(v[i].all_nan(), "{ctx}: V of {i} not all NaN");
+                        }
+                    }
+                    for (gi, &i) in good.iter().enumerate() {
+                        assert_eq!(res.info[i], want.info[gi], "{ctx}: info of {i}");
+                        assert_same_bits(&res.w[i..i + 1], &want.w[gi..gi + 1], &ctx);
+                        if let (Some(v), Some(wv)) = (&res.v, &want.v) {
+                            assert_same_bits(&v[i..i + 1], &wv[gi..gi + 1], &ctx);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_nonfinite_in_batch() {
+    nonfinite_in_batch::<f32>(118);
+    nonfinite_in_batch::<f64>(119);
+}
+
+/// With well separated eigenvalues the eigenvectors are unique up to sign: both CPU
+/// backends agree to tolerance once the sign convention is applied.
+fn backends_agree<T: Real>(seed: u64) {
+    let t = tol::<T>();
+    let mut g = rng(seed);
+    for n in [1, 2, 3, 16, 17, 31, 32, 33, 48, 64, 65] {
+        // Eigenvalues 1..n, shifted to mixed sign: gaps of 1, ||A|| ~ n^1.5.
+        let w: Vec<f64> = (0..n).map(|i| i as f64 - n as f64 / 3.0).collect();
+        let a = sym_with_spectrum(&mut g, &w);
+        let inp = Input::<T>::contiguous(&[a], &[], n, n);
+        let sm = run_eigh(&inp.view(), Uplo::Lower, true, Backend::CpuSmall);
+        let fa = run_eigh(&inp.view(), Uplo::Lower, true, Backend::CpuFaer);
+        let ctx = format!("{} eigh backends agree n={n}", dtype_name::<T>());
+        let na = inp.mats[0].frob();
+        assert_le(
+            sm.w[0].sub(&fa.w[0]).max_abs(),
+            t.eig * na,
+            "|w_small - w_faer|",
+            &ctx,
+        );
+        // Eigenvector perturbation ~ eps ||A|| / gap, gap = 1.
+        let bound = t.eig * na.max(1.0);
+        assert_le(
+            sm.v.as_ref().unwrap()[0]
+                .sub(&fa.v.as_ref().unwrap()[0])
+                .frob(),
+            bound,
+            "||V_small - V_faer||",
+            &ctx,
+        );
+    }
+}
+
+#[test]
+fn eigh_backends_agree() {
+    backends_agree::<f32>(120);
+    backends_agree::<f64>(121);
+}
+
+/// A 2x2 by hand: [[2, 1], [1, 2]] has eigenvalues 1, 3 and eigenvectors (1,-1)/sqrt2,
+/// (1,1)/sqrt2 with the largest component positive (the first on a tie).
+#[test]
+fn eigh_two_by_two_by_hand() {
+    let data = [2.0f64, 1.0, 1.0, 2.0];
+    let a = BatchRef::contiguous(&data, &[2, 2]).unwrap();
+    for b in BACKENDS {
+        let r = run_eigh(&a, Uplo::Lower, true, b);
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        assert_le(
+            r.w[0]
+                .sub(&M {
+                    r: 1,
+                    c: 2,
+                    d: vec![1.0, 3.0],
+                })
+                .max_abs(),
+            1e-15,
+            "w",
+            b.name(),
+        );
+        let v = &r.v.as_ref().unwrap()[0];
+        // Column 0 is ±(1,-1)/sqrt2 (a tie up to rounding), column 1 is (1,1)/sqrt2.
+        let vabs = M::from_fn(2, 2, |i, j| v.at(i, j).abs());
+        assert_le(
+            vabs.sub(&M::from_fn(2, 2, |_, _| h)).max_abs(),
+            1e-15,
+            "|V|",
+            b.name(),
+        );
+        assert!(
+            v.at(0, 0) * v.at(1, 0) < 0.0,
+            "{}: column 0 not (1,-1)-like",
+            b.name()
+        );
+        assert!(
+            v.at(0, 1) > 0.0 && v.at(1, 1) > 0.0,
+            "{}: column 1 not positive",
+            b.name()
+        );
+        check_column_signs(v, b.name());
+    }
+}

@@ -1,0 +1,537 @@
+// Standalone harness for batchlin's QR kernels: checks against a float64 CPU reference
+// and times with CUDA events (inputs rotated beyond L2, median of many calls).
+// Build: nvcc -O3 -arch=sm_90 -Xptxas -v -o qr_lab qr_lab.cu
+// Run:   ./qr_lab [check|time|all]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cmath>
+#include <vector>
+#include <string>
+#include <algorithm>
+#include <cuda_runtime.h>
+
+#include "../crates/batchlin/src/cuda/kernels/common.cu"
+#include "../crates/batchlin/src/cuda/kernels/qr.cu"
+
+#define CK(x)                                                                              \
+    do {                                                                                   \
+        cudaError_t e_ = (x);                                                              \
+        if (e_ != cudaSuccess) {                                                           \
+            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, \
+                    __LINE__, #x);                                                         \
+            exit(2);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+typedef long long i64;
+enum Kind { WARP, BLOCK, SMEM, GLOBAL, TALL, AUTO };
+static const char* kind_name[] = {"warp", "block", "smem", "global", "tall", "auto"};
+
+typedef void (*QrFn)(QrArgs);
+// Experiment: register kernels with a register cap (__launch_bounds__(128, MINB)).
+#define BL_EXP(T, TN, M, W, MINB) \
+    extern "C" __global__ void __launch_bounds__(128, MINB) qr_exp_##TN##_m##M##_w##W##_b##MINB(QrArgs p) { bl_qr_reg<T, M, W>(p); }
+BL_EXP(float, f32, 32, 32, 6)
+BL_EXP(float, f32, 32, 32, 8)
+BL_EXP(float, f32, 16, 16, 8)
+BL_EXP(float, f32, 64, 32, 4)
+BL_EXP(double, f64, 32, 32, 4)
+BL_EXP(double, f64, 16, 16, 6)
+static QrFn g_override = nullptr;
+struct RegEntry { int f64; int M, W; QrFn fn; };
+#define RE(TN, F, KIND, M, W) {F, M, W, qr_##KIND##_##TN##_m##M##_w##W},
+#define RE_ALL(TN, F)                                                                        \
+    RE(TN, F, warp, 8, 8) RE(TN, F, warp, 16, 8) RE(TN, F, warp, 32, 8) RE(TN, F, warp, 16, 16) \
+    RE(TN, F, warp, 32, 16) RE(TN, F, warp, 64, 16) RE(TN, F, warp, 16, 32)                   \
+    RE(TN, F, warp, 32, 32) RE(TN, F, warp, 64, 32) RE(TN, F, warp, 128, 32)                  \
+    RE(TN, F, block, 32, 64) RE(TN, F, block, 64, 64) RE(TN, F, block, 128, 64)               \
+    RE(TN, F, block, 64, 128) RE(TN, F, block, 128, 128)
+static RegEntry REG[] = {RE_ALL(f32, 0) RE_ALL(f64, 1)};
+
+template <typename T> struct KT;
+template <> struct KT<float> {
+    static const int f64 = 0;
+    static QrFn smem() { return qr_smem_f32; }
+    static QrFn glob() { return qr_global_f32; }
+    static void (*gemm())(GemmArgs) { return gemm_f32; }
+    static const char* name() { return "f32"; }
+};
+template <> struct KT<double> {
+    static const int f64 = 1;
+    static QrFn smem() { return qr_smem_f64; }
+    static QrFn glob() { return qr_global_f64; }
+    static void (*gemm())(GemmArgs) { return gemm_f64; }
+    static const char* name() { return "f64"; }
+};
+
+struct Mat { void* p; i64 bs, is, rs, cs; };
+
+static const RegEntry* find_reg(int f64, Kind kind, int m, int ncols) {
+    const RegEntry* best = nullptr;
+    for (auto& e : REG) {
+        if (e.f64 != f64) continue;
+        if (kind == WARP && e.W > 32) continue;
+        if (kind == BLOCK && e.W <= 32) continue;
+        if (e.W < ncols || e.M < m) continue;
+        if (!best || e.W < best->W || (e.W == best->W && e.M < best->M)) best = &e;
+    }
+    return best;
+}
+
+static QrArgs mkargs(int batch, int inner, int m, int m_last, int n, Mat A, Mat Q, int qcols, Mat R,
+                     int rrows, unsigned* info) {
+    QrArgs p;
+    memset(&p, 0, sizeof p);
+    p.a = A.p; p.a_bs = A.bs; p.a_is = A.is; p.a_rs = A.rs; p.a_cs = A.cs;
+    p.q = Q.p; p.q_bs = Q.bs; p.q_is = Q.is; p.q_rs = Q.rs; p.q_cs = Q.cs;
+    p.r = R.p; p.r_bs = R.bs; p.r_is = R.is; p.r_rs = R.rs; p.r_cs = R.cs;
+    p.info = info; p.batch = batch; p.inner = inner; p.m = m; p.m_last = m_last; p.n = n;
+    p.qcols = qcols; p.rrows = rrows;
+    return p;
+}
+
+struct Scratch {
+    std::vector<void*> bufs;
+    void* get(size_t bytes, cudaStream_t s) {
+        void* p;
+        CK(cudaMallocAsync(&p, bytes ? bytes : 16, s));
+        bufs.push_back(p);
+        return p;
+    }
+    void release(cudaStream_t s) {
+        for (void* p : bufs) CK(cudaFreeAsync(p, s));
+        bufs.clear();
+    }
+};
+
+// Launch one single-level QR kernel. Returns false when the kind cannot take the shape.
+template <typename T>
+static bool qr_single(Kind kind, int batch, int inner, int m, int m_last, int n, Mat A, Mat Q, int qcols,
+                      Mat R, int rrows, unsigned* info, cudaStream_t s, Scratch& sc) {
+    const int ncols = Q.p ? std::max(n, qcols) : n;
+    QrArgs p = mkargs(batch, inner, m, m_last, n, A, Q, qcols, R, rrows, info);
+    const i64 total = (i64)batch * inner;
+    if (kind == WARP || kind == BLOCK) {
+        const RegEntry* e = find_reg(KT<T>::f64, kind, m, ncols);
+        if (!e) return false;
+        const int block = e->W <= 32 ? 128 : e->W;
+        const int gpb = block / e->W;
+        (g_override ? g_override : e->fn)<<<(unsigned)((total + gpb - 1) / gpb), block, 0, s>>>(p);
+        CK(cudaGetLastError());
+        return true;
+    }
+    if (kind == SMEM || kind == GLOBAL) {
+        const int K = std::min(m, n);
+        const int ld = ncols | 1;
+        const int threads = std::min(1024, std::max(64, (ncols + 31) / 32 * 32));
+        size_t smem = (size_t)(2 * m + 64 + 2 * K) * sizeof(T);
+        p.wld = ld;
+        QrFn fn;
+        if (kind == SMEM) {
+            smem += (size_t)m * ld * sizeof(T);
+            if (smem > 227 * 1024) return false;
+            fn = KT<T>::smem();
+        } else {
+            if (smem > 227 * 1024) return false;
+            p.work = sc.get((size_t)total * m * ld * sizeof(T), s);
+            p.work_bs = (i64)m * ld;
+            fn = KT<T>::glob();
+        }
+        CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        fn<<<(unsigned)total, threads, smem, s>>>(p);
+        CK(cudaGetLastError());
+        return true;
+    }
+    return false;
+}
+
+template <typename T>
+static void gemm(int batch, int inner, int m, int m_last, int n, int kk, Mat A, Mat B, Mat C, cudaStream_t s) {
+    GemmArgs g;
+    g.a = A.p; g.a_bs = A.bs; g.a_is = A.is; g.a_rs = A.rs; g.a_cs = A.cs;
+    g.b = B.p; g.b_bs = B.bs; g.b_is = B.is; g.b_rs = B.rs; g.b_cs = B.cs;
+    g.c = C.p; g.c_bs = C.bs; g.c_is = C.is; g.c_rs = C.rs; g.c_cs = C.cs;
+    g.batch = batch; g.inner = inner; g.m = m; g.m_last = m_last; g.n = n; g.kk = kk;
+    dim3 grid(((m + 63) / 64) * ((n + 63) / 64), batch * inner);
+    KT<T>::gemm()<<<grid, 256, 0, s>>>(g);
+    CK(cudaGetLastError());
+}
+
+// TSQR: leaves of up to 128 rows (the last zero padded), stacked R's factored again until
+// one leaf remains; Q assembled top-down by batched products. Reduced or "r" mode only.
+template <typename T>
+static bool qr_tall(int batch, int m, int n, Mat A, Mat Q, Mat R, unsigned* info, cudaStream_t s, Scratch& sc) {
+    if (n > 64 || m <= 128) return false;  // leaves of 128 rows must at least halve the rows
+    const int CH = 128;
+    Kind lk = n <= 32 ? WARP : BLOCK;
+    const bool wantq = Q.p != nullptr;
+    struct Level { int rows, nch, mlast; Mat in; void* qleaf; void* qacc; };
+    std::vector<Level> lv;
+    Mat cur = A;
+    int rows = m;
+    unsigned* sinfo = (unsigned*)sc.get((size_t)batch * ((m + CH - 1) / CH) * 4, s);
+    while (rows > CH) {
+        Level L;
+        L.rows = rows;
+        L.nch = (rows + CH - 1) / CH;
+        L.mlast = rows - (L.nch - 1) * CH;
+        L.in = cur;
+        const int srows = L.nch * n;
+        T* S = (T*)sc.get((size_t)batch * srows * n * sizeof(T), s);
+        Mat Sm{S, (i64)srows * n, (i64)n * n, n, 1};
+        L.qleaf = wantq ? sc.get((size_t)batch * rows * n * sizeof(T), s) : nullptr;
+        Mat Ql{L.qleaf, (i64)rows * n, (i64)CH * n, n, 1};
+        Mat Ain{cur.p, cur.bs, cur.rs * CH, cur.rs, cur.cs};
+        if (!qr_single<T>(lk, batch, L.nch, CH, L.mlast, n, Ain, Ql, n, Sm, n, sinfo, s, sc)) return false;
+        L.qacc = nullptr;
+        lv.push_back(L);
+        cur = Sm;
+        rows = srows;
+    }
+    // top: rows <= 128
+    void* qtop = wantq ? sc.get((size_t)batch * rows * n * sizeof(T), s) : nullptr;
+    Mat Qt{qtop, (i64)rows * n, 0, n, 1};
+    Kind tk = (n <= 32 && rows <= 128) ? WARP : BLOCK;
+    if (!qr_single<T>(tk, batch, 1, rows, rows, n, cur, Qt, n, R, n, info, s, sc)) return false;
+    if (!wantq) return true;
+    Mat above = Qt;  // rows_l_out x n, per matrix
+    for (int l = (int)lv.size() - 1; l >= 0; --l) {
+        Level& L = lv[l];
+        Mat C;
+        if (l == 0) C = Mat{Q.p, Q.bs, Q.rs * CH, Q.rs, Q.cs};
+        else {
+            void* qa = sc.get((size_t)batch * L.rows * n * sizeof(T), s);
+            C = Mat{qa, (i64)L.rows * n, (i64)CH * n, n, 1};
+        }
+        Mat Al{L.qleaf, (i64)L.rows * n, (i64)CH * n, n, 1};
+        Mat B{above.p, above.bs, (i64)n * above.rs, above.rs, above.cs};
+        gemm<T>(batch, L.nch, CH, L.mlast, n, n, Al, B, C, s);
+        above = Mat{C.p, C.bs, 0, C.rs, C.cs};
+    }
+    return true;
+}
+
+template <typename T>
+static bool qr_any(Kind kind, int batch, int m, int n, Mat A, Mat Q, int qcols, Mat R, int rrows, unsigned* info,
+                   cudaStream_t s, Scratch& sc) {
+    if (kind == TALL) {
+        if (qcols != std::min(m, n) && Q.p) return false;
+        return qr_tall<T>(batch, m, n, A, Q, R, info, s, sc);
+    }
+    return qr_single<T>(kind, batch, 1, m, m, n, A, Q, qcols, R, rrows, info, s, sc);
+}
+
+// ---------------------------------------------------------------------------------------
+__global__ void fill_normal_f64(double* x, i64 n, unsigned long long seed) {
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+        unsigned long long z = seed + 0x9E3779B97F4A7C15ull * (unsigned long long)(i + 1);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        double u1 = ((z >> 11) + 1) * (1.0 / 9007199254740993.0);
+        double u2 = ((z & 0x7ff) + 0.5) / 2048.0;
+        x[i] = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    }
+}
+template <typename T> __global__ void cvt(const double* x, T* y, i64 n) {
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) y[i] = (T)x[i];
+}
+template <typename T> __global__ void poison(T* y, i64 n);
+template <> __global__ void poison<float>(float* y, i64 n) {
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) y[i] = __int_as_float(0x7fbadbad);
+}
+template <> __global__ void poison<double>(double* y, i64 n) {
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) y[i] = __longlong_as_double(0x7ffbadbadbadbadbLL);
+}
+static bool is_poison(float x) { unsigned u; memcpy(&u, &x, 4); return u == 0x7fbadbad; }
+static bool is_poison(double x) { unsigned long long u; memcpy(&u, &x, 8); return u == 0x7ffbadbadbadbadbULL; }
+
+// ---------------------------------------------------------------------------------------
+// Correctness
+enum Layout { ROWMAJOR, COLMAJOR, PADDED };
+enum Special { NONE, NANONE, ZEROS, RANK1, TINY, HUGE_ };
+static const char* sp_name[] = {"rand", "nan", "zeros", "rank1", "1e-30", "1e37"};
+
+static int g_fail = 0;
+
+template <typename T>
+static void check(Kind kind, int batch, int m, int n, bool complete, bool wantq, Layout lay, Special sp,
+                  unsigned long long seed) {
+    const int k = std::min(m, n);
+    const int qcols = complete ? m : k, rrows = complete ? m : k;
+    // input layout
+    i64 ars, acs, abs_;
+    if (lay == ROWMAJOR) { ars = n; acs = 1; abs_ = (i64)m * n; }
+    else if (lay == COLMAJOR) { ars = 1; acs = m; abs_ = (i64)m * n; }
+    else { ars = 2 * n + 3; acs = 2; abs_ = (i64)m * ars + 5; }  // strided, gaps
+    const i64 aelems = abs_ * batch;
+    std::vector<double> h(aelems);
+    {
+        double* d;
+        CK(cudaMalloc(&d, aelems * 8));
+        fill_normal_f64<<<256, 256>>>(d, aelems, seed);
+        CK(cudaMemcpy(h.data(), d, aelems * 8, cudaMemcpyDeviceToHost));
+        CK(cudaFree(d));
+    }
+    auto at = [&](int b, int i, int j) -> double& { return h[b * abs_ + i * ars + j * acs]; };
+    for (int b = 0; b < batch; ++b) {
+        if (sp == ZEROS && b % 2 == 0)
+            for (int i = 0; i < m; ++i) for (int j = 0; j < n; ++j) at(b, i, j) = 0;
+        if (sp == RANK1)
+            for (int i = 0; i < m; ++i) for (int j = 0; j < n; ++j) at(b, i, j) = at(b, i, 0) * at(b, 0, j);
+        if (sp == TINY || sp == HUGE_)
+            for (int i = 0; i < m; ++i) for (int j = 0; j < n; ++j) at(b, i, j) *= (sp == TINY ? 1e-30 : 1e37);
+    }
+    if (sp == NANONE && batch > 1) at(batch / 2, m / 2, n / 2) = NAN;
+    if (sp == NANONE && batch > 2) at(batch - 1, m - 1, 0) = INFINITY;
+    std::vector<T> ht(aelems);
+    for (i64 i = 0; i < aelems; ++i) ht[i] = (T)h[i];
+    for (i64 i = 0; i < aelems; ++i) h[i] = (double)ht[i];  // reference sees the rounded input
+    T *dA, *dQ = nullptr, *dR;
+    unsigned* dinfo;
+    const i64 qel = (i64)batch * m * qcols, rel = (i64)batch * rrows * n;
+    CK(cudaMalloc(&dA, aelems * sizeof(T)));
+    CK(cudaMemcpy(dA, ht.data(), aelems * sizeof(T), cudaMemcpyHostToDevice));
+    if (wantq) { CK(cudaMalloc(&dQ, qel * sizeof(T))); poison<T><<<256, 256>>>(dQ, qel); }
+    CK(cudaMalloc(&dR, rel * sizeof(T)));
+    poison<T><<<256, 256>>>(dR, rel);
+    CK(cudaMalloc(&dinfo, batch * 4));
+    CK(cudaMemset(dinfo, 0xff, batch * 4));
+    // outputs: Q column-major (to exercise strides), R row-major
+    Mat A{dA, abs_, 0, ars, acs};
+    Mat Q{dQ, (i64)m * qcols, 0, 1, m};
+    Mat R{dR, (i64)rrows * n, 0, n, 1};
+    Scratch sc;
+    bool ok = qr_any<T>(kind, batch, m, n, A, Q, qcols, R, rrows, dinfo, 0, sc);
+    sc.release(0);
+    CK(cudaDeviceSynchronize());
+    char tag[160];
+    snprintf(tag, sizeof tag, "%-6s %s %4dx%4dx%4d %s%s lay=%d %-5s", kind_name[kind], KT<T>::name(), batch, m, n,
+             complete ? "complete" : "reduced", wantq ? "" : "(r)", (int)lay, sp_name[sp]);
+    if (!ok) {
+        printf("CHECK %s  n/a\n", tag);
+        CK(cudaFree(dA)); if (dQ) CK(cudaFree(dQ)); CK(cudaFree(dR)); CK(cudaFree(dinfo));
+        return;
+    }
+    std::vector<T> hq(wantq ? qel : 0), hr(rel);
+    std::vector<unsigned> hinfo(batch);
+    if (wantq) CK(cudaMemcpy(hq.data(), dQ, qel * sizeof(T), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hr.data(), dR, rel * sizeof(T), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hinfo.data(), dinfo, batch * 4, cudaMemcpyDeviceToHost));
+    double worst_rec = 0, worst_orth = 0;
+    int unwritten = 0, nonzero_below = 0, negdiag = 0, badnan = 0, badinfo = 0, rankflags = 0;
+    const double eps = sizeof(T) == 4 ? 1.1920929e-7 : 2.220446049250313e-16;
+    std::vector<int> sel;
+    for (int b = 0; b < batch; ++b)
+        if (b < 24 || b == batch / 2 || b >= batch - 3 || (b % 97) == 0) sel.push_back(b);
+    for (int b : sel) {
+        auto q = [&](int i, int j) -> double { return (double)hq[(i64)b * m * qcols + i + (i64)j * m]; };
+        auto r = [&](int i, int j) -> double { return (double)hr[(i64)b * rrows * n + (i64)i * n + j]; };
+        for (int i = 0; i < rrows; ++i) for (int j = 0; j < n; ++j) if (is_poison((T)r(i, j))) unwritten++;
+        if (wantq) for (int i = 0; i < m; ++i) for (int j = 0; j < qcols; ++j) if (is_poison((T)q(i, j))) unwritten++;
+        bool isbad = false;
+        for (int i = 0; i < m; ++i) for (int j = 0; j < n; ++j) if (!std::isfinite(at(b, i, j))) isbad = true;
+        if (isbad) {
+            if (!(hinfo[b] & 1)) badinfo++;
+            for (int i = 0; i < rrows; ++i) for (int j = 0; j < n; ++j) if (!std::isnan(r(i, j))) badnan++;
+            if (wantq) for (int i = 0; i < m; ++i) for (int j = 0; j < qcols; ++j) if (!std::isnan(q(i, j))) badnan++;
+            continue;
+        }
+        if (hinfo[b] & 1) badinfo++;
+        if (hinfo[b] & 4) rankflags++;
+        for (int i = 0; i < rrows; ++i) for (int j = 0; j < std::min(i, n); ++j) if (r(i, j) != 0.0) nonzero_below++;
+        for (int i = 0; i < k; ++i) if (!(r(i, i) >= 0)) negdiag++;
+        if (!wantq) continue;
+        double na = 0, nd = 0;
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+                double s = 0;
+                for (int l = 0; l < std::min(qcols, rrows); ++l) s += q(i, l) * r(l, j);
+                double d = at(b, i, j) - s;
+                nd += d * d;
+                na += at(b, i, j) * at(b, i, j);
+            }
+        double rec = na > 0 ? sqrt(nd / na) : sqrt(nd);
+        if (!(rec <= worst_rec)) worst_rec = std::isnan(rec) ? INFINITY : std::max(worst_rec, rec);
+        double no = 0;
+        for (int a = 0; a < qcols; ++a)
+            for (int c = a; c < qcols; ++c) {
+                double s = 0;
+                for (int i = 0; i < m; ++i) s += q(i, a) * q(i, c);
+                double d = s - (a == c ? 1.0 : 0.0);
+                no += (a == c ? 1 : 2) * d * d;
+            }
+        double orth = sqrt(no / qcols);
+        if (!(orth <= worst_orth)) worst_orth = std::isnan(orth) ? INFINITY : std::max(worst_orth, orth);
+    }
+    // without Q: compare |R| against a float64 Householder reference's |R| (R^T R = A^T A)
+    const double tol = (sizeof(T) == 4 ? 1e-4 : 1e-12);
+    bool pass = unwritten == 0 && nonzero_below == 0 && negdiag == 0 && badnan == 0 && badinfo == 0 &&
+                worst_rec <= tol && worst_orth <= tol;
+    if (sp == RANK1 && std::min(m, n) > 1 && rankflags == 0) pass = false;
+    if (sp == ZEROS && rankflags == 0) pass = false;
+    if (!pass) g_fail++;
+    printf("CHECK %s  rec=%.2e orth=%.2e (x eps %.1f/%.1f) unwritten=%d below=%d negdiag=%d nan=%d info=%d rank=%d %s\n",
+           tag, worst_rec, worst_orth, worst_rec / eps, worst_orth / eps, unwritten, nonzero_below, negdiag, badnan,
+           badinfo, rankflags, pass ? "PASS" : "FAIL");
+    CK(cudaFree(dA)); if (dQ) CK(cudaFree(dQ)); CK(cudaFree(dR)); CK(cudaFree(dinfo));
+}
+
+// ---------------------------------------------------------------------------------------
+// Timing
+template <typename T>
+static void timeit(Kind kind, int batch, int m, int n, bool wantq, int reps) {
+    const int k = std::min(m, n);
+    const i64 ael = (i64)batch * m * n;
+    const size_t abytes = ael * sizeof(T);
+    int nbuf = (int)std::min<size_t>(16, std::max<size_t>(2, (size_t)(256u << 20) / abytes + 1));
+    std::vector<T*> As(nbuf);
+    double* tmp;
+    CK(cudaMalloc(&tmp, ael * 8));
+    for (int i = 0; i < nbuf; ++i) {
+        CK(cudaMalloc(&As[i], abytes));
+        fill_normal_f64<<<1024, 256>>>(tmp, ael, 1234 + i);
+        cvt<T><<<1024, 256>>>(tmp, As[i], ael);
+    }
+    CK(cudaFree(tmp));
+    T *dQ = nullptr, *dR;
+    unsigned* dinfo;
+    if (wantq) CK(cudaMalloc(&dQ, (size_t)batch * m * k * sizeof(T)));
+    CK(cudaMalloc(&dR, (size_t)batch * k * n * sizeof(T)));
+    CK(cudaMalloc(&dinfo, batch * 4));
+    Scratch sc;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<float> ts;
+    bool ok = true;
+    for (int it = -3; it < reps && ok; ++it) {
+        Mat A{As[(it + 3) % nbuf], (i64)m * n, 0, n, 1};
+        Mat Q{dQ, (i64)m * k, 0, k, 1};
+        Mat R{dR, (i64)k * n, 0, n, 1};
+        CK(cudaEventRecord(e0, 0));
+        ok = qr_any<T>(kind, batch, m, n, A, Q, k, R, k, dinfo, 0, sc);
+        CK(cudaEventRecord(e1, 0));
+        sc.release(0);
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (it >= 0) ts.push_back(ms);
+    }
+    CK(cudaGetLastError());
+    if (ok) {
+        std::sort(ts.begin(), ts.end());
+        double med = ts[ts.size() / 2];
+        double bytes = (double)sizeof(T) * batch * ((double)m * n + (wantq ? (double)m * k : 0) + (double)k * n);
+        double flops = (double)batch * (2.0 * m * n * k - 2.0 * k * k * (m + n) / 2.0 + 2.0 * k * k * k / 3.0);
+        if (wantq) flops *= 2;  // forming Q costs about as much again
+        double rate = sizeof(T) == 4 ? 60e12 : 30e12;
+        double floor_ms = std::max(bytes / 4.3e12, flops / rate) * 1e3;
+        printf("TIME %-6s %s %5dx%5dx%5d %s  med %.4f ms  min %.4f  floor %.4f  x%.1f\n", kind_name[kind],
+               KT<T>::name(), batch, m, n, wantq ? "qr" : "r ", med, ts[0], floor_ms, med / floor_ms);
+    } else {
+        printf("TIME %-6s %s %5dx%5dx%5d n/a\n", kind_name[kind], KT<T>::name(), batch, m, n);
+    }
+    fflush(stdout);
+    for (auto p : As) CK(cudaFree(p));
+    if (dQ) CK(cudaFree(dQ));
+    CK(cudaFree(dR));
+    CK(cudaFree(dinfo));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+}
+
+template <typename T>
+static void checks(bool small, bool tall) {
+    unsigned long long sd = 1;
+    struct S { int b, m, n; };
+    // around every boundary of every kernel
+    const S shapes[] = {{37, 1, 1}, {37, 5, 3}, {37, 8, 8}, {37, 9, 7}, {37, 16, 16}, {37, 17, 16}, {37, 3, 9},
+                        {37, 32, 32}, {37, 33, 30}, {37, 64, 32}, {37, 100, 20}, {37, 128, 32}, {37, 20, 64},
+                        {19, 64, 64}, {19, 65, 60}, {19, 128, 64}, {19, 128, 128}, {19, 100, 128}, {5, 200, 150}};
+    if (small) for (Kind kd : {WARP, BLOCK, SMEM, GLOBAL})
+        for (auto s : shapes) check<T>(kd, s.b, s.m, s.n, false, true, ROWMAJOR, NONE, sd++);
+    if (small) for (Kind kd : {WARP, BLOCK, SMEM, GLOBAL}) {
+        check<T>(kd, 37, 24, 20, true, true, COLMAJOR, NONE, sd++);
+        check<T>(kd, 37, 30, 30, false, true, PADDED, NONE, sd++);
+        check<T>(kd, 37, 30, 30, false, false, ROWMAJOR, NONE, sd++);
+        check<T>(kd, 37, 16, 12, true, true, ROWMAJOR, NONE, sd++);
+        check<T>(kd, 37, 12, 16, true, true, ROWMAJOR, NONE, sd++);
+        for (Special sp : {NANONE, ZEROS, RANK1, TINY, HUGE_}) check<T>(kd, 37, 32, 28, false, true, COLMAJOR, sp, sd++);
+    }
+    if (!tall) return;
+    for (Special sp : {NONE, NANONE, RANK1, HUGE_}) {
+        check<T>(TALL, 5, 1024, 64, false, true, ROWMAJOR, sp, sd++);
+        check<T>(TALL, 5, 300, 20, false, true, COLMAJOR, sp, sd++);
+        if (sp != HUGE_) check<T>(TALL, 3, 2000, 50, false, true, PADDED, sp, sd++);  // 1e37: R overflows f32
+    }
+    check<T>(TALL, 3, 1000, 64, false, false, ROWMAJOR, NONE, sd++);
+    check<T>(GLOBAL, 2, 256, 256, false, true, ROWMAJOR, NONE, sd++);
+    check<T>(GLOBAL, 2, 300, 200, true, true, COLMAJOR, NONE, sd++);
+}
+
+int main(int argc, char** argv) {
+    std::string what = argc > 1 ? argv[1] : "all";
+    setvbuf(stdout, nullptr, _IONBF, 0);
+    {
+        cudaMemPool_t pool;
+        CK(cudaDeviceGetDefaultMemPool(&pool, 0));
+        unsigned long long thr = ~0ull;
+        CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("device %s, %d SMs, L2 %d MB, smem/block optin %zu KB\n", prop.name, prop.multiProcessorCount,
+           prop.l2CacheSize >> 20, prop.sharedMemPerBlockOptin >> 10);
+    auto has = [&](const char* w) { return what == "all" || what.find(w) != std::string::npos; };
+    if (has("check32")) checks<float>(true, true);
+    if (has("tall32")) checks<float>(false, true);
+    if (has("check64")) checks<double>(true, true);
+    if (has("check")) printf("CHECKS: %d failed\n", g_fail);
+    if (has("time")) {
+        struct S { int b, m, n; };
+        const S shapes[] = {{4096, 8, 8}, {4096, 16, 16}, {4096, 32, 32}, {4096, 64, 64}, {1024, 128, 128},
+                            {256, 256, 256}, {16, 1024, 64}, {16, 2048, 64}, {1, 1024, 1024}, {4096, 128, 32}, {1024, 64, 64}, {256, 128, 128}};
+        if (has("time32") && !has("exp")) for (auto s : shapes) {
+            for (Kind kd : {WARP, BLOCK, SMEM, GLOBAL, TALL}) {
+                if (s.m * (i64)s.n >= 1024 * 1024 && kd != GLOBAL) continue;
+                if (kd == GLOBAL && s.m * (i64)s.n < 64 * 64) continue;
+                timeit<float>(kd, s.b, s.m, s.n, true, s.m >= 1024 && s.n >= 1024 ? 3 : 15);
+            }
+        }
+        if (has("time64")) for (auto s : shapes) {
+            for (Kind kd : {WARP, BLOCK, SMEM, GLOBAL, TALL}) {
+                if (s.m * (i64)s.n >= 1024 * 1024) continue;
+                if (kd == GLOBAL && s.m * (i64)s.n < 64 * 64) continue;
+                timeit<double>(kd, s.b, s.m, s.n, true, 9);
+            }
+        }
+        timeit<float>(WARP, 4096, 32, 32, false, 15);
+        if (has("exp")) {
+            struct X { const char* name; QrFn fn; int f64, m, n; };
+            X xs[] = {{"f32 m32 w32 minB6", qr_exp_f32_m32_w32_b6, 0, 32, 32}, {"f32 m32 w32 minB8", qr_exp_f32_m32_w32_b8, 0, 32, 32},
+                      {"f32 m16 w16 minB8", qr_exp_f32_m16_w16_b8, 0, 16, 16}, {"f32 m64 w32 minB4", qr_exp_f32_m64_w32_b4, 0, 64, 32},
+                      {"f64 m32 w32 minB4", qr_exp_f64_m32_w32_b4, 1, 32, 32}, {"f64 m16 w16 minB6", qr_exp_f64_m16_w16_b6, 1, 16, 16}};
+            for (auto& x : xs) {
+                printf("EXP %s: ", x.name);
+                g_override = x.fn;
+                if (x.f64) timeit<double>(WARP, 4096, x.m, x.n, true, 15);
+                else timeit<float>(WARP, 4096, x.m, x.n, true, 15);
+                g_override = nullptr;
+                printf("EXP %s baseline: ", x.name);
+                if (x.f64) timeit<double>(WARP, 4096, x.m, x.n, true, 15);
+                else timeit<float>(WARP, 4096, x.m, x.n, true, 15);
+            }
+            // correctness of the capped variants
+            for (auto& x : xs) {
+                g_override = x.fn;
+                if (x.f64) check<double>(WARP, 37, x.m, x.n, false, true, ROWMAJOR, NONE, 77);
+                else check<float>(WARP, 37, x.m, x.n, false, true, ROWMAJOR, NONE, 77);
+                g_override = nullptr;
+            }
+        }
+        timeit<float>(BLOCK, 1024, 128, 128, false, 15);
+    }
+    return g_fail ? 1 : 0;
+}

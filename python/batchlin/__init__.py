@@ -1,0 +1,339 @@
+"""batchlin: QR, the symmetric eigendecomposition and the SVD of batches of matrices.
+
+The signatures and results are numpy.linalg's and torch.linalg's::
+
+    import numpy as np, batchlin
+    a = np.random.rand(4096, 32, 32).astype(np.float32)
+    Q, R = batchlin.qr(a)                  # mode="reduced" | "complete" | "r"
+    w, V = batchlin.eigh(a @ a.mT)         # ascending eigenvalues, eigenvectors as columns
+    U, S, Vh = batchlin.svd(a)             # S descending; full_matrices=False by default
+
+- Inputs: NumPy arrays (any strides), torch tensors, JAX arrays, anything with
+  ``__dlpack__``, nested lists; ``[..., M, N]`` with any batch shape. The memory is read
+  where it lies. Outputs come back in the caller's kind (torch in, torch out; JAX in,
+  JAX out; NumPy or lists in, NumPy out).
+- dtypes: float32 and float64 computed in their own precision; integers and bool in
+  float64 (as numpy.linalg); float16 and bfloat16 in float32, returned as float32
+  (numpy.linalg rejects float16). Complex input raises DTypeError.
+- A matrix holding NaN or Inf gets NaN in all its outputs and the ``INFO_NONFINITE``
+  bit in its info word (see the ``*_ex`` forms); nothing raises and the rest of the
+  batch is untouched.
+- Sign conventions: diag(R) >= 0; each eigenvector's, and each column of U's, largest
+  component is positive.
+- ``backend=`` (keyword) forces a backend: "cpu-small", "cpu-faer" (or "auto"); the
+  environment variable BATCHLIN_BACKEND does the same for every call.
+- PyTorch: the ops are registered as ``torch.ops.batchlin.*`` custom ops with autograd
+  and fake implementations (``torch.compile(fullgraph=True)`` traces them).
+- CUDA: ``qr``/``qr_ex`` of torch CUDA tensors and CuPy arrays run on the GPU (device
+  0), reading the input in place, with outputs from the caller's framework on the same
+  device, queued on the caller's current stream with no host synchronisation (info
+  stays on the device). eigh and svd of CUDA input, and JAX arrays on a GPU, raise
+  UnavailableError saying why.
+- The GIL is released while computing; calls from several threads at once are fine.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NamedTuple, Any
+
+from . import _native
+from . import _front
+from ._front import DTypeError, UnavailableError, to_host, _ndarray, F32, F64
+
+__version__ = _native.__version__
+
+INFO_NONFINITE: int = _native.INFO_NONFINITE
+"""Info bit 0: the matrix held NaN or Inf; all its outputs are NaN."""
+INFO_NOT_CONVERGED: int = _native.INFO_NOT_CONVERGED
+"""Info bit 1: an iterative method (eigh, SVD) hit its iteration limit."""
+INFO_RANK_DEFICIENT: int = _native.INFO_RANK_DEFICIENT
+"""Info bit 2: a diagonal entry of R, or a singular value, is zero to working precision."""
+
+__all__ = [
+    "qr", "qr_ex", "eigh", "eigh_ex", "eigvalsh", "eigvalsh_ex", "svd", "svd_ex",
+    "svdvals", "svdvals_ex", "backend_for", "devices", "policy_source",
+    "QRResult", "EighResult", "SVDResult", "QRExResult", "EighExResult",
+    "EigvalshExResult", "SVDExResult", "SvdvalsExResult",
+    "DTypeError", "UnavailableError", "INFO_NONFINITE", "INFO_NOT_CONVERGED",
+    "INFO_RANK_DEFICIENT", "info_iterations",
+]
+
+
+class QRResult(NamedTuple):
+    Q: Any
+    R: Any
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class SVDResult(NamedTuple):
+    U: Any
+    S: Any
+    Vh: Any
+
+
+class QRExResult(NamedTuple):
+    Q: Any  # None for mode="r"
+    R: Any
+    info: Any
+
+
+class EighExResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+    info: Any
+
+
+class EigvalshExResult(NamedTuple):
+    eigenvalues: Any
+    info: Any
+
+
+class SVDExResult(NamedTuple):
+    U: Any
+    S: Any
+    Vh: Any
+    info: Any
+
+
+class SvdvalsExResult(NamedTuple):
+    S: Any
+    info: Any
+
+
+def info_iterations(info):
+    """Iterations (sweeps) an iterative method took, from info words."""
+    return info >> 16
+
+
+_torch_ops = None
+_TorchTensor = None  # torch.Tensor, set when batchlin.torch is imported
+
+
+def _bt():
+    """batchlin.torch (imported on the first torch tensor; it registers the ops)."""
+    global _torch_ops
+    if _torch_ops is None:
+        from . import torch as ops
+
+        _torch_ops = ops
+    return _torch_ops
+
+
+def _torch_tensor(a) -> bool:
+    T = _TorchTensor
+    if T is None:
+        t = sys.modules.get("torch")
+        if t is None or not isinstance(a, t.Tensor):
+            return False
+        _bt()
+        return True
+    return isinstance(a, T)
+
+
+# ---------------------------------------------------------------------------------------
+# QR
+
+
+def _qr(a, mode, backend, ex):
+    if backend is not None and _front._cuda_libs_state is None:
+        _front.cuda_libs()  # backend="cuda" on host data opens the GPU backend
+    if type(a) is _ndarray and (a.dtype is F32 or a.dtype is F64):  # the fast path
+        q, r, info = _native.qr(a, mode, backend)
+        wrap = None
+    elif _torch_tensor(a):
+        return _bt().qr(a, mode, backend, ex)
+    elif _front.is_cupy(a):
+        q, r, info = _front.qr_cupy(a, mode, backend)
+        wrap = None
+    else:
+        x, wrap = to_host(a, "qr")
+        q, r, info = _native.qr(x, mode, backend)
+    if wrap is not None:
+        q = None if q is None else wrap(q)
+        r = wrap(r)
+        if ex:
+            info = wrap(info)
+    if ex:
+        return QRExResult(q, r, info)
+    return r if mode == "r" else QRResult(q, r)
+
+
+def qr(a, mode: str = "reduced", *, backend: str | None = None):
+    """QR of every matrix of ``a`` ``[..., M, N]``, as numpy.linalg.qr.
+
+    mode "reduced": (Q [..., M, K], R [..., K, N]), K = min(M, N); "complete":
+    (Q [..., M, M], R [..., M, N]); "r": R [..., K, N] alone (Q is never formed).
+    diag(R) >= 0. Returns a named tuple (Q, R), or R alone for mode "r".
+    """
+    return _qr(a, mode, backend, False)
+
+
+def qr_ex(a, mode: str = "reduced", *, backend: str | None = None) -> QRExResult:
+    """As ``qr``, plus the per-matrix info words (uint32 [...]; int32 for torch):
+    (Q, R, info), with Q None for mode "r"."""
+    return _qr(a, mode, backend, True)
+
+
+# ---------------------------------------------------------------------------------------
+# eigh
+
+
+def _eigh(a, UPLO, vectors, backend, ex):
+    if type(a) is _ndarray and (a.dtype is F32 or a.dtype is F64):
+        w, v, info = _native.eigh(a, UPLO, vectors, backend)
+    elif _torch_tensor(a):
+        return _bt().eigh(a, UPLO, vectors, backend, ex)
+    else:
+        x, wrap = to_host(a, "eigh" if vectors else "eigvalsh")
+        w, v, info = _native.eigh(x, UPLO, vectors, backend)
+        w = wrap(w)
+        v = None if v is None else wrap(v)
+        if ex:
+            info = wrap(info)
+    if vectors:
+        return EighExResult(w, v, info) if ex else EighResult(w, v)
+    return EigvalshExResult(w, info) if ex else w
+
+
+def eigh(a, UPLO: str = "L", *, backend: str | None = None) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric matrices of
+    ``a`` ``[..., N, N]``, reading only the ``UPLO`` ("L" or "U") triangle, as
+    numpy.linalg.eigh. Returns (eigenvalues [..., N], eigenvectors [..., N, N])."""
+    return _eigh(a, UPLO, True, backend, False)
+
+
+def eigh_ex(a, UPLO: str = "L", *, backend: str | None = None) -> EighExResult:
+    """As ``eigh``, plus the per-matrix info words: (eigenvalues, eigenvectors, info)."""
+    return _eigh(a, UPLO, True, backend, True)
+
+
+def eigvalsh(a, UPLO: str = "L", *, backend: str | None = None):
+    """Eigenvalues (ascending) alone of the symmetric matrices of ``a``, as
+    numpy.linalg.eigvalsh (cheaper than eigh)."""
+    return _eigh(a, UPLO, False, backend, False)
+
+
+def eigvalsh_ex(a, UPLO: str = "L", *, backend: str | None = None) -> EigvalshExResult:
+    """As ``eigvalsh``, plus the per-matrix info words: (eigenvalues, info)."""
+    return _eigh(a, UPLO, False, backend, True)
+
+
+# ---------------------------------------------------------------------------------------
+# SVD
+
+
+def _svd(a, full_matrices, vectors, backend, ex):
+    if type(a) is _ndarray and (a.dtype is F32 or a.dtype is F64):
+        u, s, vh, info = _native.svd(a, full_matrices, vectors, backend)
+    elif _torch_tensor(a):
+        return _bt().svd(a, full_matrices, vectors, backend, ex)
+    else:
+        x, wrap = to_host(a, "svd" if vectors else "svdvals")
+        u, s, vh, info = _native.svd(x, full_matrices, vectors, backend)
+        s = wrap(s)
+        if vectors:
+            u, vh = wrap(u), wrap(vh)
+        if ex:
+            info = wrap(info)
+    if vectors:
+        return SVDExResult(u, s, vh, info) if ex else SVDResult(u, s, vh)
+    return SvdvalsExResult(s, info) if ex else s
+
+
+def svd(a, full_matrices: bool = False, *, backend: str | None = None) -> SVDResult:
+    """SVD of every matrix of ``a`` ``[..., M, N]``: A = U diag(S) Vh, S descending.
+
+    U [..., M, K], S [..., K], Vh [..., K, N] (K = min(M, N)); with full_matrices,
+    U [..., M, M] and Vh [..., N, N]. Note the default full_matrices=False, as
+    torch.linalg.svd's documentation recommends (numpy.linalg.svd defaults to True).
+    """
+    return _svd(a, full_matrices, True, backend, False)
+
+
+def svd_ex(a, full_matrices: bool = False, *, backend: str | None = None) -> SVDExResult:
+    """As ``svd``, plus the per-matrix info words: (U, S, Vh, info)."""
+    return _svd(a, full_matrices, True, backend, True)
+
+
+def svdvals(a, *, backend: str | None = None):
+    """Singular values (descending) alone, as torch.linalg.svdvals (cheaper)."""
+    return _svd(a, False, False, backend, False)
+
+
+def svdvals_ex(a, *, backend: str | None = None) -> SvdvalsExResult:
+    """As ``svdvals``, plus the per-matrix info words: (S, info)."""
+    return _svd(a, False, False, backend, True)
+
+
+# ---------------------------------------------------------------------------------------
+# Routing and devices
+
+_DTYPE_NAMES = {"float32": "float32", "float64": "float64", "float16": "float32",
+                "bfloat16": "float32", "half": "float32", "float": "float32",
+                "double": "float64"}
+
+
+def _dtype_name(dtype) -> str:
+    """The dtype a call computes in, from a NumPy or torch dtype or a name."""
+    import numpy as np
+
+    if isinstance(dtype, str):
+        name = dtype
+    elif type(dtype).__module__ == "torch":
+        name = str(dtype).replace("torch.", "")
+    else:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = str(dtype)
+    if name in _DTYPE_NAMES:
+        return _DTYPE_NAMES[name]
+    if name.startswith(("int", "uint", "bool")):
+        return "float64"
+    try:
+        dt = np.dtype(name)
+    except TypeError:
+        dt = None
+    if dt is not None and dt.kind in "biu":
+        return "float64"
+    if dt is not None and dt.kind == "f" and dt.itemsize <= 8:
+        return "float32" if dt.itemsize <= 4 else "float64"
+    raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dtype}")
+
+
+def backend_for(op: str, shape, dtype="float32", device="cpu") -> str:
+    """The backend a call would run on: ``op`` "qr", "eigh", "eigvalsh", "svd" or
+    "svdvals"; ``shape`` [..., M, N]; ``dtype`` as the input's (promoted as a call
+    would); ``device`` "cpu" or "cuda[:N]" (or a torch.device). Raises
+    UnavailableError where the call would (on CUDA: QR only, device 0)."""
+    dev = device if isinstance(device, str) else str(device)  # torch.device: "cuda:0"
+    if dev != "cpu":
+        _front.cuda_libs()
+    return _native.backend_for(op, [int(d) for d in shape], _dtype_name(dtype), dev)
+
+
+def devices() -> list:
+    """Every device found, the CPU first: dicts with "kind", "name" and "detail"."""
+    _front.cuda_libs()
+    return _native.devices()
+
+
+def policy_source() -> str:
+    """Where the routing decisions come from (a measured policy, a size rule, or
+    BATCHLIN_BACKEND)."""
+    return _native.policy_source()
+
+
+if os.environ.get("BATCHLIN_BACKEND", "").strip().lower() == "cuda":
+    _front.cuda_libs()  # every call opens the GPU backend: make NVRTC findable first
+
+# Register the torch ops at import when torch is already loaded, so that
+# torch.compile sees torch.ops.batchlin.* before it traces anything.
+if "torch" in sys.modules:
+    _bt()

@@ -1,0 +1,391 @@
+"""Input conversion and output wrapping: the Python half of the front door.
+
+Every public function comes here with whatever the caller passed. The input becomes a
+NumPy view of the same memory (no copy where the memory can be read where it lies),
+its dtype is promoted as described below, the native layer computes, and the outputs
+are handed back in the caller's framework.
+
+dtype rules (decided for batchlin; numpy.linalg's own behaviour noted):
+
+- float32 and float64 are computed in their own precision.
+- integers and bool are computed in float64 and returned as float64, as numpy.linalg
+  does (torch.linalg rejects them; batchlin follows NumPy for every framework).
+- float16 and bfloat16 are computed in float32 and returned as float32. numpy.linalg
+  raises TypeError for float16; scipy.linalg computes it in float32, and so does
+  batchlin (DESIGN.md: half precision computed in float32). The result stays float32 so
+  that no precision is silently thrown away.
+- complex, object, string and other types raise DTypeError (a ValueError that is also
+  a TypeError, so code written for numpy.linalg's TypeError catches it too).
+
+Device memory (CUDA): QR of torch CUDA tensors and CuPy arrays runs on the GPU
+(`qr_cupy` below, `batchlin.torch._qr_cuda` for torch): the input is read where it lies
+(a contiguous copy is made on the device, by the framework, only when its batch
+dimensions do not collapse to one stride or a stride is negative), dtypes are promoted on
+the device as above, the outputs are allocated by the caller's framework on the same
+device, and the work is queued on the caller's current stream with no host
+synchronisation. The other ops, other devices than CUDA device 0, JAX arrays on a GPU and
+other DLPack producers raise UnavailableError saying why (`device_error`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from . import _native
+
+UnavailableError = _native.UnavailableError
+
+
+class DTypeError(ValueError, TypeError):
+    """The input's element type is not one batchlin computes in (complex, object, ...)."""
+
+
+_ndarray = np.ndarray
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+
+# DLPack device types (dlpack.h).
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_ROCM, _DL_CUDA_MANAGED = 1, 2, 3, 10, 13
+_DL_NAMES = {_DL_CUDA: "cuda", _DL_CUDA_HOST: "cuda_host", _DL_ROCM: "rocm",
+             _DL_CUDA_MANAGED: "cuda_managed", 4: "opencl", 7: "vulkan", 8: "metal",
+             9: "vpi", 14: "oneapi", 15: "webgpu", 16: "hexagon", 17: "maia"}
+
+
+def promote_numpy(x: np.ndarray) -> np.ndarray:
+    """A float32/float64 array in native byte order holding `x`'s values (x itself
+    when it already is one)."""
+    dt = x.dtype
+    if dt is F32 or dt is F64:
+        return x
+    kind = dt.kind
+    if kind == "f":
+        if dt.itemsize <= 4:
+            return x.astype(F32)  # float16 (and float32 in a foreign byte order)
+        if dt.itemsize == 8:
+            return x.astype(F64)  # float64 in a foreign byte order
+        raise DTypeError(
+            f"batchlin computes in float32 and float64; got {dt} (long double): "
+            "convert it with .astype(numpy.float64)")
+    if kind in "biu":
+        return x.astype(F64)
+    if kind == "c":
+        raise DTypeError(
+            f"batchlin does not support complex input yet (got {dt}); "
+            "it computes real float32 and float64 matrices")
+    if dt.name == "bfloat16":  # ml_dtypes' bfloat16 (JAX)
+        return x.astype(F32)
+    raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dt}")
+
+
+def not_an_array(a, why: str = "") -> TypeError:
+    return TypeError(
+        f"batchlin expects an array [..., M, N] (NumPy array, torch tensor, JAX or CuPy "
+        f"array, anything with __dlpack__, or a nested list of numbers); got "
+        f"{type(a).__module__}.{type(a).__qualname__}" + (f" ({why})" if why else ""))
+
+
+# ---------------------------------------------------------------------------------------
+# CUDA
+
+_GPU_OPS = ("qr",)  # what the GPU backend computes so far
+
+_cuda_libs_state = None
+_cuda_libs_keep = []
+
+
+def cuda_libs() -> None:
+    """Make NVRTC findable before the core first opens its CUDA backend.
+
+    The core loads libcuda and libnvrtc at run time by name. The driver is on the loader's
+    path wherever there is a GPU; NVRTC often is not (pip-installed PyTorch and CuPy bring
+    their own copy in site-packages/nvidia/*/lib, the CUDA toolkit keeps it in
+    /usr/local/cuda/lib64). When the loader cannot find it by name, the first copy found
+    there is loaded here (with its builtins), so that the core's lookup by soname finds
+    the already-loaded library. Runs once; does nothing off Linux.
+    """
+    global _cuda_libs_state
+    if _cuda_libs_state is not None:
+        return
+    _cuda_libs_state = "searched"
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import glob
+
+    for name in ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"):
+        try:
+            _cuda_libs_keep.append(ctypes.CDLL(name))  # loaded already, or on the path
+            _cuda_libs_state = name
+            return
+        except OSError:
+            pass
+    dirs = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            dirs.append(os.path.join(os.environ[var], "lib64"))
+    dirs += ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"]
+    for p in sys.path:
+        if p and os.path.isdir(os.path.join(p, "nvidia")):
+            dirs += sorted(glob.glob(os.path.join(p, "nvidia", "*", "lib")), reverse=True)
+    for d in dirs:
+        libs = sorted(f for f in glob.glob(os.path.join(d, "libnvrtc.so.*"))
+                      if f.rsplit(".so.", 1)[-1].split(".")[0].isdigit())
+        if not libs:
+            continue
+        try:
+            for b in sorted(glob.glob(os.path.join(d, "libnvrtc-builtins.so.*"))):
+                _cuda_libs_keep.append(ctypes.CDLL(b, mode=ctypes.RTLD_GLOBAL))
+                break
+            _cuda_libs_keep.append(ctypes.CDLL(libs[0], mode=ctypes.RTLD_GLOBAL))
+            _cuda_libs_state = libs[0]
+            return
+        except OSError:
+            continue
+
+
+def gpu_absent_reason():
+    """Why there is no usable GPU backend, or None when there is one."""
+    cuda_libs()
+    return _native.gpu_absent_reason()
+
+
+def device_error(framework: str, device: str, op: str = "qr",
+                 why: str | None = None) -> UnavailableError:
+    """The error for an input on a device the call cannot run on, saying why and what
+    to do instead. `device` as "cuda:0"."""
+    move = ("Move the data to the CPU first "
+            "(e.g. tensor.cpu(), cupy.asnumpy(a), jax.device_get(a)).")
+    if why is None:
+        reason = gpu_absent_reason()
+        if reason is not None:
+            why = f"needs the GPU backend, which is not available ({reason})"
+        elif not (device == "cuda" or device.startswith("cuda:")):
+            why = "is on a device batchlin has no backend for (it runs on the CPU and CUDA)"
+        elif op not in _GPU_OPS:
+            why = f"the GPU backend does QR only so far ({op} is not on the GPU yet)"
+        elif device not in ("cuda", "cuda:0"):
+            why = "the GPU backend runs on CUDA device 0 only so far"
+            move = "Move the data to cuda:0 (or to the CPU) first."
+        else:
+            why = "is not supported on the GPU"
+    return UnavailableError(f"batchlin.{op}: {framework} input on device {device}: "
+                            f"{why}. {move}")
+
+
+def device_call(framework: str, device: str, op: str = "qr"):
+    """Raise `device_error` (inputs on a device the call cannot run on)."""
+    raise device_error(framework, device, op)
+
+
+def check_gpu_backend_arg(backend, device: str) -> None:
+    """`backend=` for device input: None, "auto" or "cuda"; a CPU backend is an error."""
+    if backend is None:
+        return
+    b = str(backend).lower()
+    if b in ("", "auto", "cuda"):
+        return
+    if b in _native.BACKENDS:
+        raise ValueError(
+            f"batchlin argument error: backend {backend!r} runs on the CPU and the input is "
+            f"on {device}; move it to the CPU first, or use backend=\"auto\" or \"cuda\"")
+    raise ValueError(f"batchlin argument error: unknown backend {backend!r}: expected auto, "
+                     f"{', '.join(_native.BACKENDS)}")
+
+
+def check_qr_mode(mode) -> None:
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"batchlin argument error: unknown QR mode {mode!r}: "
+                         "expected \"reduced\", \"complete\" or \"r\"")
+
+
+def qr_shapes(batch: tuple, m: int, n: int, mode: str):
+    """(Q shape or None, R shape) of a QR call."""
+    k = min(m, n)
+    if mode == "complete":
+        return (*batch, m, m), (*batch, m, n)
+    if mode == "r":
+        return None, (*batch, k, n)
+    return (*batch, m, k), (*batch, k, n)
+
+
+def batch_layout(shape, strides):
+    """How the GPU kernels can read a `[..., M, N]` array with these element strides:
+    (batch, batch_stride, row_stride, col_stride), or None when the batch dimensions do
+    not collapse to one stride, or a stride is negative (then the caller makes a
+    contiguous copy first). Dimensions of size 1 are ignored; zero strides (broadcast
+    views) are fine, they are only read."""
+    shape, strides = tuple(int(d) for d in shape), tuple(int(s) for s in strides)
+    if any(d != 1 and s < 0 for d, s in zip(shape, strides)):
+        return None
+    m, n = shape[-2:]
+    rs = strides[-2] if m != 1 else 0
+    cs = strides[-1] if n != 1 else 0
+    batch = 1
+    for d in shape[:-2]:
+        batch *= d
+    dims = [(d, s) for d, s in zip(shape[:-2], strides[:-2]) if d != 1]
+    if batch == 0 or not dims:
+        return batch, 0, rs, cs
+    for (_, s0), (d1, s1) in zip(dims, dims[1:]):
+        if s0 != s1 * d1:
+            return None
+    return batch, dims[-1][1], rs, cs
+
+
+def _shape_error(shape) -> ValueError:
+    return ValueError(
+        f"batchlin shape error: expected an array of at least 2 dimensions [..., M, N], "
+        f"got {len(shape)} (shape {tuple(shape)})")
+
+
+def qr_cupy(a, mode: str, backend):
+    """QR of a CuPy array on its GPU: (Q or None, R, info uint32), CuPy arrays on the
+    input's device, queued on CuPy's current stream."""
+    import cupy as cp
+
+    dev = a.device
+    device = f"cuda:{dev.id}"
+    if dev.id != 0 or gpu_absent_reason() is not None:
+        raise device_error("CuPy", device, "qr")
+    check_gpu_backend_arg(backend, device)
+    check_qr_mode(mode)
+    if a.ndim < 2:
+        raise _shape_error(a.shape)
+    dt = a.dtype
+    if dt.kind == "f" and dt.itemsize in (4, 8):
+        pass
+    elif dt.kind == "f" and dt.itemsize < 4:
+        a = a.astype(cp.float32)  # float16: computed in float32
+    elif dt.kind in "biu":
+        a = a.astype(cp.float64)
+    elif dt.kind == "c":
+        raise DTypeError(f"batchlin does not support complex input yet (got {dt}); "
+                         "it computes real float32 and float64 matrices")
+    else:
+        raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dt}")
+    with dev:
+        batch_shape, (m, n) = tuple(a.shape[:-2]), tuple(a.shape[-2:])
+        qs, rs = qr_shapes(batch_shape, m, n, mode)
+        q = None if qs is None else cp.empty(qs, dtype=a.dtype)
+        r = cp.empty(rs, dtype=a.dtype)
+        info = cp.empty(batch_shape, dtype=cp.uint32)
+        if info.size == 0:  # an empty batch
+            return q, r, info
+        if m == 0 or n == 0:  # empty matrices: nothing for the kernels to do
+            r.fill(0)
+            info.fill(0)
+            if q is not None:
+                q[...] = cp.eye(m, q.shape[-1], dtype=a.dtype)  # complete: Q = I
+            return q, r, info
+        isz = a.itemsize
+        lay = None
+        if all(s % isz == 0 for s in a.strides):
+            lay = batch_layout(a.shape, [s // isz for s in a.strides])
+        if lay is None:
+            a = cp.ascontiguousarray(a)
+            lay = batch_layout(a.shape, [s // isz for s in a.strides])
+        batch, bs, rst, cst = lay
+        stream = cp.cuda.get_current_stream().ptr
+        _native.qr_cuda(a.dtype.name, mode, batch, m, n, a.data.ptr, (bs, rst, cst),
+                        None if q is None else q.data.ptr, r.data.ptr, info.data.ptr,
+                        stream)
+        # `a` (a copy made here, if any) goes back to CuPy's pool for this stream: later
+        # work on the stream is ordered after the kernel that reads it.
+    return q, r, info
+
+
+def is_cupy(a) -> bool:
+    return (type(a).__module__ or "").startswith("cupy")
+
+
+def _jax():
+    return sys.modules.get("jax")
+
+
+def to_host(a, op: str = "qr"):
+    """(x, wrap): `x` a float32/float64 ndarray viewing `a`'s memory (or a promoted copy),
+    `wrap(ndarray) -> the caller's kind`. torch tensors are handled in batchlin.torch, CuPy
+    arrays for QR by `qr_cupy`; device arrays that reach here raise UnavailableError."""
+    t = type(a)
+    if t is _ndarray:
+        return promote_numpy(a), _identity
+    if isinstance(a, _ndarray):  # subclasses (np.matrix, memmap): plain arrays out
+        return promote_numpy(np.asarray(a)), _identity
+    mod = t.__module__ or ""
+    if mod.startswith("cupy"):
+        dev = getattr(a, "device", "?")
+        device_call("CuPy", f"cuda:{getattr(dev, 'id', dev)}", op)
+    if mod.startswith(("jax", "jaxlib")):
+        jax = _jax()
+        if jax is not None and isinstance(a, jax.core.Tracer):
+            raise TypeError(
+                "batchlin cannot be called on traced JAX values (inside jax.jit, vmap or "
+                "grad) yet; call it on concrete arrays outside the transformation")
+        dev_type, dev_id = a.__dlpack_device__()
+        if int(dev_type) != _DL_CPU:
+            device = f"{_DL_NAMES.get(int(dev_type), dev_type)}:{dev_id}"
+            raise device_error("JAX", device, op, _JAX_GPU_WHY)
+        x = np.asarray(a)  # a view of the buffer on the CPU (no copy)
+        if x.dtype.kind == "V" or x.dtype.name == "bfloat16":
+            x = np.asarray(a, dtype=np.float32)
+        return promote_numpy(x), _wrap_jax
+    if hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__"):
+        x = _from_dlpack(a, mod.split(".")[0] or "DLPack", op)
+        ns = getattr(a, "__array_namespace__", None)
+        if ns is not None:
+            xp = ns()
+            return x, lambda y: xp.from_dlpack(y)
+        return x, _identity
+    if isinstance(a, (str, bytes, dict, set)) or a is None:
+        raise not_an_array(a)
+    try:
+        x = np.asarray(a)
+    except (ValueError, TypeError) as e:
+        raise not_an_array(a, str(e)) from None
+    if x.dtype.kind in "OUSVMm":
+        raise not_an_array(a, f"it converts to a NumPy array of dtype {x.dtype}")
+    return promote_numpy(x), _identity
+
+
+_JAX_GPU_WHY = (
+    "JAX arrays on a GPU are not supported yet: JAX owns its buffers and runs its work on "
+    "its own streams, so a call must be an XLA FFI custom call, which batchlin does not "
+    "register yet. For QR on the GPU, share the buffer without a copy: "
+    "jax.dlpack.from_dlpack(batchlin.qr(torch.from_dlpack(x)).R) (or cupy.from_dlpack)")
+
+
+def _from_dlpack(a, framework: str, op: str = "qr") -> np.ndarray:
+    dev_type, dev_id = a.__dlpack_device__()
+    dev_type = int(dev_type)
+    if dev_type != _DL_CPU:
+        device = f"{_DL_NAMES.get(dev_type, dev_type)}:{dev_id}"
+        why = None
+        if dev_type == _DL_CUDA and gpu_absent_reason() is None and op in _GPU_OPS:
+            why = ("the GPU path takes torch tensors and CuPy arrays (the outputs are "
+                   "allocated by the caller's framework); pass torch.from_dlpack(x) or "
+                   "cupy.from_dlpack(x), which share the memory")
+        raise device_error(framework, device, op, why)
+    try:
+        x = np.from_dlpack(a)
+    except (BufferError, TypeError, RuntimeError):
+        # Types NumPy's DLPack import does not know (bfloat16): let the producer convert.
+        x = np.asarray(a)
+    if x.dtype.kind == "V" and x.dtype.itemsize == 2:  # bfloat16 through DLPack
+        x = np.asarray(a, dtype=np.float32)
+    return promote_numpy(x)
+
+
+def _identity(x):
+    return x
+
+
+def _wrap_jax(x):
+    # Large outputs through DLPack: zero-copy where the buffer meets XLA's alignment
+    # (64 bytes), copied otherwise. Small ones: jnp.asarray, the cheapest way in.
+    jax = _jax()
+    if x.nbytes >= 1 << 16:
+        return jax.dlpack.from_dlpack(x)
+    return jax.numpy.asarray(x)

@@ -1,0 +1,481 @@
+"""PyTorch integration: custom ops, fake implementations and autograd.
+
+Importing this module (batchlin does it by itself as soon as torch is loaded) registers
+
+    torch.ops.batchlin.qr(a, mode, backend) -> (Q, R, info)       Q is empty for mode "r"
+    torch.ops.batchlin.eigh(a, UPLO, backend) -> (w, V, info)
+    torch.ops.batchlin.eigvalsh(a, UPLO, backend) -> (w, info)
+    torch.ops.batchlin.svd(a, full_matrices, backend) -> (U, S, Vh, info)
+    torch.ops.batchlin.svdvals(a, backend) -> (S, info)
+
+with `torch.library.custom_op`, each with a fake (meta) implementation, so that
+`torch.compile(fullgraph=True)` traces them, and with autograd by the backward formulas
+torch.linalg uses (the same degenerate cases: see the docstrings of the *_backward
+functions). `info` is int32 (as torch.linalg's *_ex info), with batchlin's bit layout.
+
+`batchlin.qr(tensor)` and friends come here. In eager mode, with no gradient needed,
+they skip the dispatcher and call the native layer directly (a few microseconds);
+otherwise (autograd, torch.compile, tensor subclasses) they go through the ops.
+
+CUDA tensors: QR (and `torch.ops.batchlin.qr`) runs on the GPU (`_qr_cuda`): the input
+read in place, the outputs allocated by torch on the input's device, the work queued on
+the current stream of that device with no host synchronisation. The other ops raise
+UnavailableError for CUDA tensors (the GPU backend does QR only so far).
+
+For torch.compile, import torch before batchlin (or import batchlin.torch): the ops
+must be registered before Dynamo traces a call.
+"""
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from . import _native
+from . import _front
+from ._front import DTypeError
+import batchlin as _bl
+
+_bl._TorchTensor = Tensor
+
+_F32, _F64 = torch.float32, torch.float64
+
+
+def promote(a: Tensor) -> Tensor:
+    """float32/float64 as they are; float16, bfloat16 (and float8) to float32; integers
+    and bool to float64 (numpy.linalg's rule); complex raises DTypeError."""
+    dt = a.dtype
+    if dt is _F32 or dt is _F64:
+        return a
+    if dt.is_complex:
+        raise DTypeError(
+            f"batchlin does not support complex input yet (got {dt}); "
+            "it computes real float32 and float64 matrices")
+    if dt.is_floating_point:
+        return a.to(_F32)
+    return a.to(_F64)
+
+
+def _direct(a: Tensor) -> bool:
+    """Eager, plain CPU tensor, no gradient needed: call the native layer directly."""
+    return (type(a) is Tensor and a.is_cpu
+            and not (a.requires_grad and torch.is_grad_enabled())
+            and not torch.compiler.is_compiling())
+
+
+def _direct_cuda(a: Tensor) -> bool:
+    """As `_direct`, for a CUDA tensor."""
+    return (type(a) is Tensor and a.is_cuda
+            and not (a.requires_grad and torch.is_grad_enabled())
+            and not torch.compiler.is_compiling())
+
+
+def _check_device(a: Tensor, op: str) -> None:
+    t = a.device.type
+    if t == "cpu" or t == "meta" or (t == "cuda" and op in _front._GPU_OPS):
+        return
+    _front.device_call("torch", str(a.device), op)
+
+
+def _np(a: Tensor, op: str) -> np.ndarray:
+    """A NumPy view of a CPU tensor's memory (no copy)."""
+    _check_device(a, op)
+    a = a.detach()
+    if a.is_neg():
+        a = a.resolve_neg()
+    return a.numpy()
+
+
+def _t(x: np.ndarray) -> Tensor:
+    return torch.from_numpy(x)
+
+
+def _info(x: np.ndarray) -> Tensor:
+    return torch.from_numpy(x.view(np.int32))
+
+
+def _batch_and_mn(a: Tensor, op: str):
+    if a.dim() < 2:
+        raise ValueError(
+            f"batchlin shape error: expected a tensor of at least 2 dimensions [..., M, N], "
+            f"got {a.dim()} (shape {tuple(a.shape)})")
+    if a.dtype not in (_F32, _F64):
+        raise DTypeError(f"torch.ops.batchlin.{op} takes float32 or float64, got {a.dtype}")
+    return tuple(a.shape[:-2]), a.shape[-2], a.shape[-1]
+
+
+# ---------------------------------------------------------------------------------------
+# QR
+
+
+def _qr_cuda(a: Tensor, mode: str, backend: str):
+    """QR of a float32/float64 CUDA tensor on the GPU: (Q, or an empty tensor for mode
+    "r"; R; info int32), torch tensors on `a`'s device, queued on its current stream."""
+    device = str(a.device)
+    if (a.device.index or 0) != 0 or _front.gpu_absent_reason() is not None:
+        raise _front.device_error("torch", device, "qr")
+    _front.check_gpu_backend_arg(backend, device)
+    _front.check_qr_mode(mode)
+    batch_shape, m, n = _batch_and_mn(a, "qr")
+    qs, rs = _front.qr_shapes(batch_shape, m, n, mode)
+    q = a.new_empty((0,)) if qs is None else torch.empty(qs, dtype=a.dtype, device=a.device)
+    r = torch.empty(rs, dtype=a.dtype, device=a.device)
+    info = torch.empty(batch_shape, dtype=torch.int32, device=a.device)
+    if info.numel() == 0:  # an empty batch
+        return q, r, info
+    if m == 0 or n == 0:  # empty matrices: nothing for the kernels to do
+        r.zero_()
+        info.zero_()
+        if qs is not None:
+            q.copy_(torch.eye(m, qs[-1], dtype=a.dtype, device=a.device).expand(qs))
+        return q, r, info
+    x = a.detach()
+    if x.is_neg():
+        x = x.resolve_neg()
+    lay = _front.batch_layout(x.shape, x.stride())
+    if lay is None:
+        x = x.contiguous()
+        lay = _front.batch_layout(x.shape, x.stride())
+    batch, bs, rst, cst = lay
+    stream = torch.cuda.current_stream(a.device).cuda_stream
+    _native.qr_cuda("float32" if a.dtype is _F32 else "float64", mode, batch, m, n,
+                    x.data_ptr(), (bs, rst, cst), None if qs is None else q.data_ptr(),
+                    r.data_ptr(), info.data_ptr(), stream)
+    # A copy made here (x) returns to torch's caching allocator for this stream, where
+    # later work is ordered after the kernel that reads it.
+    return q, r, info
+
+
+@torch.library.custom_op("batchlin::qr", mutates_args=())
+def qr_op(a: Tensor, mode: str = "reduced", backend: str = "auto") -> tuple[Tensor, Tensor, Tensor]:
+    if a.is_cuda:
+        return _qr_cuda(a, mode, backend)
+    q, r, info = _native.qr(_np(a, "qr"), mode, backend)
+    q = a.new_empty((0,)) if q is None else _t(q)
+    return q, _t(r), _info(info)
+
+
+@qr_op.register_fake
+def _qr_fake(a, mode="reduced", backend="auto"):
+    b, m, n = _batch_and_mn(a, "qr")
+    k = torch.sym_min(m, n)
+    if mode == "reduced":
+        qs, rs = (*b, m, k), (*b, k, n)
+    elif mode == "complete":
+        qs, rs = (*b, m, m), (*b, m, n)
+    elif mode == "r":
+        qs, rs = (0,), (*b, k, n)
+    else:
+        raise ValueError(f"batchlin argument error: unknown QR mode {mode!r}: "
+                         "expected \"reduced\", \"complete\" or \"r\"")
+    return a.new_empty(qs), a.new_empty(rs), a.new_empty(b, dtype=torch.int32)
+
+
+def _copyltu(M: Tensor) -> Tensor:
+    """The symmetric matrix with M's lower triangle."""
+    L = M.tril(-1)
+    return L + L.mT + torch.diag_embed(M.diagonal(dim1=-2, dim2=-1))
+
+
+def qr_backward(gQ, gR, Q: Tensor, R: Tensor, mode: str):
+    """Gradient of A = QR (torch.linalg.qr's formula). As torch, not defined for mode
+    "r" (Q is not formed) nor for mode "complete" with M > N; rank-deficient input
+    (a zero on R's diagonal) gives non-finite gradients."""
+    if mode == "r":
+        raise RuntimeError(
+            "batchlin.qr: the derivative of qr depends on Q, which is not computed when "
+            "mode='r'. Use mode='reduced' to differentiate through qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError(
+            "batchlin.qr: the QR decomposition is not differentiable when mode='complete' "
+            "and M > N.")
+    if gQ is None and gR is None:
+        return None
+    gQ = torch.zeros_like(Q) if gQ is None else gQ
+    gR = torch.zeros_like(R) if gR is None else gR
+    if m >= n:
+        M = R @ gR.mT - gQ.mT @ Q
+        b = gQ + Q @ _copyltu(M)
+        return torch.linalg.solve_triangular(R, b.mT, upper=True).mT
+    # M < N: A = Q [U | V], X = QU square, Y = QV.
+    U, V = R[..., :, :m], R[..., :, m:]
+    gU, gV = gR[..., :, :m], gR[..., :, m:]
+    gQ = gQ + (Q @ V) @ gV.mT
+    M = U @ gU.mT - gQ.mT @ Q
+    b = gQ + Q @ _copyltu(M)
+    gX = torch.linalg.solve_triangular(U, b.mT, upper=True).mT
+    return torch.cat([gX, Q @ gV], dim=-1)
+
+
+def _qr_setup(ctx, inputs, output):
+    ctx.mode = inputs[1] if len(inputs) > 1 else "reduced"
+    q, r, _ = output
+    ctx.set_materialize_grads(False)
+    ctx.save_for_backward(q, r)
+
+
+def _qr_bwd(ctx, gq, gr, _ginfo):
+    q, r = ctx.saved_tensors
+    return qr_backward(gq, gr, q, r, ctx.mode), None, None
+
+
+qr_op.register_autograd(_qr_bwd, setup_context=_qr_setup)
+
+# ---------------------------------------------------------------------------------------
+# eigh
+
+
+@torch.library.custom_op("batchlin::eigh", mutates_args=())
+def eigh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, Tensor, Tensor]:
+    w, v, info = _native.eigh(_np(a, "eigh"), UPLO, True, backend)
+    return _t(w), _t(v), _info(info)
+
+
+@torch.library.custom_op("batchlin::eigvalsh", mutates_args=())
+def eigvalsh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, Tensor]:
+    w, _, info = _native.eigh(_np(a, "eigvalsh"), UPLO, False, backend)
+    return _t(w), _info(info)
+
+
+def _eigh_shapes(a, UPLO):
+    b, m, n = _batch_and_mn(a, "eigh")
+    if m != n:
+        raise ValueError(
+            f"batchlin shape error: eigh needs square matrices [..., N, N], got [..., {m}, {n}]")
+    if UPLO not in ("L", "U", "l", "u"):
+        raise ValueError(f"batchlin argument error: UPLO must be \"L\" or \"U\", got {UPLO!r}")
+    return b, n
+
+
+@eigh_op.register_fake
+def _eigh_fake(a, UPLO="L", backend="auto"):
+    b, n = _eigh_shapes(a, UPLO)
+    return a.new_empty((*b, n)), a.new_empty((*b, n, n)), a.new_empty(b, dtype=torch.int32)
+
+
+@eigvalsh_op.register_fake
+def _eigvalsh_fake(a, UPLO="L", backend="auto"):
+    b, n = _eigh_shapes(a, UPLO)
+    return a.new_empty((*b, n)), a.new_empty(b, dtype=torch.int32)
+
+
+def _div_nz(x: Tensor, y: Tensor) -> Tensor:
+    """x / y, with 0 where x is 0 (unused gradient terms stay zero where y is 0)."""
+    return torch.where(x == 0, torch.zeros_like(x), x / y)
+
+
+def eigh_backward(gw, gV, w: Tensor, V: Tensor):
+    """Gradient of the symmetric eigendecomposition (torch.linalg.eigh's formula; the
+    result is symmetric). As torch: gradients through the eigenvectors are finite only
+    for distinct eigenvalues, and unstable when two are close; gradients through the
+    eigenvalues alone are always finite."""
+    if gV is None:
+        if gw is None:
+            return None
+        return (V * gw.unsqueeze(-2)) @ V.mT
+    VtgV = V.mT @ gV
+    skew = 0.5 * (VtgV - VtgV.mT)
+    n = w.shape[-1]
+    E = w.unsqueeze(-2) - w.unsqueeze(-1) + torch.eye(n, dtype=w.dtype, device=w.device)
+    inner = _div_nz(skew, E)
+    if gw is not None:
+        inner = inner + torch.diag_embed(gw)
+    return V @ inner @ V.mT
+
+
+def _eigh_setup(ctx, inputs, output):
+    w, v, _ = output
+    ctx.set_materialize_grads(False)
+    ctx.save_for_backward(w, v)
+
+
+def _eigh_bwd(ctx, gw, gv, _ginfo):
+    w, v = ctx.saved_tensors
+    return eigh_backward(gw, gv, w, v), None, None
+
+
+eigh_op.register_autograd(_eigh_bwd, setup_context=_eigh_setup)
+
+
+def _eigvalsh_setup(ctx, inputs, output):
+    ctx.uplo = inputs[1] if len(inputs) > 1 else "L"
+    ctx.backend = inputs[2] if len(inputs) > 2 else "auto"
+    ctx.set_materialize_grads(False)
+    ctx.save_for_backward(inputs[0])
+
+
+def _eigvalsh_bwd(ctx, gw, _ginfo):
+    # The eigenvectors are computed here (batchlin.eigvalsh itself goes through eigh when
+    # a gradient is needed, so this runs only for direct callers of the op).
+    if gw is None:
+        return None, None, None
+    (a,) = ctx.saved_tensors
+    w, v, _ = eigh_op(a.detach(), ctx.uplo, ctx.backend)
+    return eigh_backward(gw, None, w, v), None, None
+
+
+eigvalsh_op.register_autograd(_eigvalsh_bwd, setup_context=_eigvalsh_setup)
+
+# ---------------------------------------------------------------------------------------
+# SVD
+
+
+@torch.library.custom_op("batchlin::svd", mutates_args=())
+def svd_op(a: Tensor, full_matrices: bool = False,
+           backend: str = "auto") -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    u, s, vh, info = _native.svd(_np(a, "svd"), full_matrices, True, backend)
+    return _t(u), _t(s), _t(vh), _info(info)
+
+
+@torch.library.custom_op("batchlin::svdvals", mutates_args=())
+def svdvals_op(a: Tensor, backend: str = "auto") -> tuple[Tensor, Tensor]:
+    _, s, _, info = _native.svd(_np(a, "svdvals"), False, False, backend)
+    return _t(s), _info(info)
+
+
+@svd_op.register_fake
+def _svd_fake(a, full_matrices=False, backend="auto"):
+    b, m, n = _batch_and_mn(a, "svd")
+    k = torch.sym_min(m, n)
+    uc, vr = (m, n) if full_matrices else (k, k)
+    return (a.new_empty((*b, m, uc)), a.new_empty((*b, k)), a.new_empty((*b, vr, n)),
+            a.new_empty(b, dtype=torch.int32))
+
+
+@svdvals_op.register_fake
+def _svdvals_fake(a, backend="auto"):
+    b, m, n = _batch_and_mn(a, "svdvals")
+    return a.new_empty((*b, torch.sym_min(m, n))), a.new_empty(b, dtype=torch.int32)
+
+
+def svd_backward(gU, gS, gVh, U: Tensor, S: Tensor, Vh: Tensor):
+    """Gradient of A = U diag(S) Vh (torch.linalg.svd's formula). As torch: with
+    full_matrices, the gradients of U[..., :, K:] and Vh[..., K:, :] are ignored;
+    gradients through U or Vh are finite only for distinct singular values (and, for a
+    rectangular A, nonzero ones); gradients through S alone are always finite."""
+    k = S.shape[-1]
+    m, n = U.shape[-2], Vh.shape[-1]
+    U, Vh = U[..., :, :k], Vh[..., :k, :]
+    if gU is not None:
+        gU = gU[..., :, :k]
+    if gVh is not None:
+        gVh = gVh[..., :k, :]
+    if gU is None and gVh is None:
+        if gS is None:
+            return None
+        return (U * gS.unsqueeze(-2)) @ Vh
+    gU = torch.zeros_like(U) if gU is None else gU
+    gVh = torch.zeros_like(Vh) if gVh is None else gVh
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + torch.eye(k, dtype=S.dtype, device=S.device)
+    UtgU = U.mT @ gU
+    V, gV = Vh.mT, gVh.mT
+    VtgV = V.mT @ gV
+    J = _div_nz(UtgU - UtgU.mT, E)
+    K = _div_nz(VtgV - VtgV.mT, E)
+    inner = J * S.unsqueeze(-2) + S.unsqueeze(-1) * K
+    if gS is not None:
+        inner = inner + torch.diag_embed(gS)
+    if m > k:
+        gUS = _div_nz(gU, S.unsqueeze(-2))
+        return (U @ inner + gUS - U @ (U.mT @ gUS)) @ Vh
+    if n > k:
+        SgVh = _div_nz(gVh, S.unsqueeze(-1))
+        return U @ (inner @ Vh + SgVh - (SgVh @ V) @ Vh)
+    return U @ inner @ Vh
+
+
+def _svd_setup(ctx, inputs, output):
+    u, s, vh, _ = output
+    ctx.set_materialize_grads(False)
+    ctx.save_for_backward(u, s, vh)
+
+
+def _svd_bwd(ctx, gu, gs, gvh, _ginfo):
+    u, s, vh = ctx.saved_tensors
+    return svd_backward(gu, gs, gvh, u, s, vh), None, None
+
+
+svd_op.register_autograd(_svd_bwd, setup_context=_svd_setup)
+
+
+def _svdvals_setup(ctx, inputs, output):
+    ctx.backend = inputs[1] if len(inputs) > 1 else "auto"
+    ctx.set_materialize_grads(False)
+    ctx.save_for_backward(inputs[0])
+
+
+def _svdvals_bwd(ctx, gs, _ginfo):
+    if gs is None:
+        return None, None
+    (a,) = ctx.saved_tensors
+    u, s, vh, _ = svd_op(a.detach(), False, ctx.backend)
+    return svd_backward(None, gs, None, u, s, vh), None
+
+
+svdvals_op.register_autograd(_svdvals_bwd, setup_context=_svdvals_setup)
+
+# ---------------------------------------------------------------------------------------
+# The front door for torch tensors (called by batchlin.qr, ...)
+
+
+def qr(a: Tensor, mode="reduced", backend=None, ex=False):
+    a = promote(a)
+    backend = backend or "auto"
+    if _direct(a):
+        q, r, info = _native.qr(_np(a, "qr"), mode, backend)
+        q = None if q is None else _t(q)
+        r = _t(r)
+        info = _info(info) if ex else None
+    elif _direct_cuda(a):
+        q, r, info = _qr_cuda(a, mode, backend)
+        if mode == "r":
+            q = None
+    else:
+        _check_device(a, "qr")
+        q, r, info = qr_op(a, mode, backend)
+        if mode == "r":
+            q = None
+    if ex:
+        return _bl.QRExResult(q, r, info)
+    return r if mode == "r" else _bl.QRResult(q, r)
+
+
+def eigh(a: Tensor, UPLO="L", vectors=True, backend=None, ex=False):
+    a = promote(a)
+    backend = backend or "auto"
+    if _direct(a):
+        w, v, info = _native.eigh(_np(a, "eigh"), UPLO, vectors, backend)
+        w = _t(w)
+        v = None if v is None else _t(v)
+        info = _info(info) if ex else None
+    else:
+        _check_device(a, "eigh" if vectors else "eigvalsh")
+        if vectors or (a.requires_grad and torch.is_grad_enabled()):
+            # eigvalsh with a gradient: the eigenvectors are needed for the backward.
+            w, v, info = eigh_op(a, UPLO, backend)
+        else:
+            w, info = eigvalsh_op(a, UPLO, backend)
+    if vectors:
+        return _bl.EighExResult(w, v, info) if ex else _bl.EighResult(w, v)
+    return _bl.EigvalshExResult(w, info) if ex else w
+
+
+def svd(a: Tensor, full_matrices=False, vectors=True, backend=None, ex=False):
+    a = promote(a)
+    backend = backend or "auto"
+    if _direct(a):
+        u, s, vh, info = _native.svd(_np(a, "svd"), full_matrices, vectors, backend)
+        s = _t(s)
+        if vectors:
+            u, vh = _t(u), _t(vh)
+        info = _info(info) if ex else None
+    else:
+        _check_device(a, "svd" if vectors else "svdvals")
+        if vectors or (a.requires_grad and torch.is_grad_enabled()):
+            u, s, vh, info = svd_op(a, full_matrices if vectors else False, backend)
+        else:
+            s, info = svdvals_op(a, backend)
+    if vectors:
+        return _bl.SVDExResult(u, s, vh, info) if ex else _bl.SVDResult(u, s, vh)
+    return _bl.SvdvalsExResult(s, info) if ex else s

@@ -1,0 +1,89 @@
+"""Shared helpers for the batchlin Python tests.
+
+The package must be installed (scripts/test installs it from the checkout when it is
+not importable). torch and JAX tests are skipped, with the reason shown, where those
+packages are absent; CI installs both.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+# On a GPU machine: JAX would otherwise take most of the GPU's memory when it first
+# touches it, leaving little for the torch and CuPy tests in the same process.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def rel(x, ref):
+    """Relative Frobenius distance over the whole batch (0 for two empty arrays)."""
+    x = np.asarray(x, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    den = np.linalg.norm(ref)
+    return float(np.linalg.norm(x - ref) / (den if den > 0 else 1.0))
+
+
+def eye_like(n, batch=()):
+    return np.broadcast_to(np.eye(n), (*batch, n, n))
+
+
+def check_qr(a, q, r, tol, mode="reduced"):
+    a = np.asarray(a, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    r = np.asarray(r, dtype=np.float64)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    assert rel(q @ r, a) < tol
+    cols = q.shape[-1]
+    assert rel(q.swapaxes(-1, -2) @ q, eye_like(cols, a.shape[:-2])) < tol
+    assert np.all(np.tril(r, -1) == 0)
+    d = np.diagonal(r[..., :k, :k], axis1=-2, axis2=-1)
+    assert np.all(d >= 0)
+    assert q.shape == (*a.shape[:-2], m, k if mode == "reduced" else m)
+
+
+def check_eigh(a, w, v, tol):
+    a = np.asarray(a, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    n = a.shape[-1]
+    scale = max(np.linalg.norm(a), 1e-300)
+    assert np.linalg.norm(a @ v - v * w[..., None, :]) / scale < tol
+    assert rel(v.swapaxes(-1, -2) @ v, eye_like(n, a.shape[:-2])) < tol
+    assert np.all(np.diff(w, axis=-1) >= -tol * scale)
+    ref = np.linalg.eigvalsh(a)
+    assert np.linalg.norm(w - ref) / scale < tol
+
+
+def check_svd(a, u, s, vh, tol):
+    a = np.asarray(a, dtype=np.float64)
+    u, s, vh = (np.asarray(x, dtype=np.float64) for x in (u, s, vh))
+    k = s.shape[-1]
+    scale = max(np.linalg.norm(a), 1e-300)
+    rec = (u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :]
+    assert np.linalg.norm(rec - a) / scale < tol
+    assert rel(u.swapaxes(-1, -2) @ u, eye_like(u.shape[-1], a.shape[:-2])) < tol
+    assert rel(vh @ vh.swapaxes(-1, -2), eye_like(vh.shape[-2], a.shape[:-2])) < tol
+    assert np.all(np.diff(s, axis=-1) <= tol * scale)
+    assert np.all(s >= 0)
+    ref = np.linalg.svd(a, compute_uv=False)
+    assert np.linalg.norm(s - ref) / scale < tol
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch", reason="torch is not installed")
+
+
+@pytest.fixture
+def jax():
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+    jax.config.update("jax_enable_x64", True)
+    # The JAX tests are about arrays on the CPU; where JAX also sees a GPU, keep its
+    # default there (test_cuda.py puts arrays on the GPU explicitly).
+    jax.config.update("jax_default_device", jax.devices("cpu")[0])
+    return jax

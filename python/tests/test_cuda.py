@@ -1,0 +1,590 @@
+"""CUDA inputs (torch, CuPy, JAX on a GPU).
+
+QR of torch CUDA tensors and CuPy arrays runs on the GPU. Checked here against a NumPy
+float64 reference for every mode and the shapes that reach each GPU kernel, with strided,
+transposed and broadcast inputs (read in place where the batch collapses to one stride),
+NaN isolation, outputs on the input's device and in its framework, the caller's stream
+with no host synchronisation, CuPy, torch.compile, opcheck, gradcheck and CUDA graph
+capture. eigh and svd of CUDA input, and JAX arrays on a GPU, raise UnavailableError
+saying why.
+
+Everything that needs a GPU is skipped, with the reason shown, where there is none. The
+Python half of the device path (layouts, copies, output allocation, empty shapes) is
+also checked on the CPU, with the native call emulated on host memory.
+"""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import batchlin
+from batchlin import _front
+from conftest import check_qr, rel, rng
+
+try:
+    import torch
+
+    HAVE_TORCH = True
+    HAVE_TORCH_CUDA = torch.cuda.is_available()
+except ImportError:  # pragma: no cover
+    torch = None
+    HAVE_TORCH = False
+    HAVE_TORCH_CUDA = False
+
+try:
+    import cupy
+
+    HAVE_CUPY = cupy.cuda.runtime.getDeviceCount() > 0
+except Exception:  # ImportError, or CUDA errors without a GPU
+    cupy = None
+    HAVE_CUPY = False
+
+GPU_BACKEND = any(d["kind"] == "cuda" for d in batchlin.devices())
+
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed")
+needs_torch_cuda = pytest.mark.skipif(
+    not HAVE_TORCH_CUDA, reason="no CUDA GPU visible to torch on this machine")
+needs_cupy = pytest.mark.skipif(not HAVE_CUPY, reason="CuPy with a CUDA GPU is not available")
+needs_backend = pytest.mark.skipif(
+    not GPU_BACKEND, reason=f"no batchlin GPU backend: {_front.gpu_absent_reason()}")
+without_backend = pytest.mark.skipif(GPU_BACKEND, reason="the GPU backend is present")
+
+MODES = ["reduced", "complete", "r"]
+TOL = {"float32": 1e-4, "float64": 1e-11}
+
+
+def _dtname(dt) -> str:
+    return str(dt).replace("torch.", "")
+
+
+def check_r(a, r, tol):
+    """Mode "r": R upper triangular with diag >= 0, R^T R = A^T A, and (for the small
+    well-conditioned shapes) R equal to NumPy's up to the signs of its rows."""
+    a = np.asarray(a, dtype=np.float64)
+    r = np.asarray(r, dtype=np.float64)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    assert r.shape == (*a.shape[:-2], k, n)
+    assert np.all(np.tril(r, -1) == 0)
+    assert np.all(np.diagonal(r, axis1=-2, axis2=-1) >= 0)
+    assert rel(r.swapaxes(-1, -2) @ r, a.swapaxes(-1, -2) @ a) < 10 * tol
+    check_r_vs_numpy(a, r, tol)
+
+
+def check_r_vs_numpy(a, r, tol):
+    """R's first K rows against numpy.linalg.qr's (float64), signs made diag >= 0."""
+    a = np.asarray(a, dtype=np.float64)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if n > 16 or k == 0:
+        return  # larger random matrices are too ill-conditioned to compare R entrywise
+    ref = np.linalg.qr(a, mode="r")
+    s = np.sign(np.diagonal(ref, axis1=-2, axis2=-1))
+    s[s == 0] = 1
+    ref = ref * s[..., :, None]
+    assert rel(np.asarray(r, dtype=np.float64)[..., :k, :], ref[..., :k, :]) < 100 * tol
+
+
+# ---------------------------------------------------------------------------------------
+# The Python half of the device path, on the CPU (runs everywhere)
+
+
+def test_batch_layout():
+    bl = _front.batch_layout
+    assert bl((4, 3, 5), (15, 5, 1)) == (4, 15, 5, 1)
+    assert bl((3, 5), (5, 1)) == (1, 0, 5, 1)
+    assert bl((2, 3, 4, 5), (60, 20, 5, 1)) == (6, 20, 5, 1)
+    assert bl((2, 3, 4, 5), (20, 40, 5, 1)) is None  # batch dimensions permuted
+    assert bl((2, 1, 4, 5), (20, 999, 5, 1)) == (2, 20, 5, 1)  # size-1 dimensions ignored
+    assert bl((4, 3, 5), (15, 1, 3)) == (4, 15, 1, 3)  # transposed matrices
+    assert bl((4, 3, 5), (0, 5, 1)) == (4, 0, 5, 1)  # a broadcast batch
+    assert bl((4, 3, 5), (-15, 5, 1)) is None  # negative strides
+    assert bl((4, 3, 5), (15, -5, 1)) is None
+    assert bl((4, 1, 5), (5, -5, 1)) == (4, 5, 0, 1)  # a size-1 dimension's stride is unused
+    assert bl((0, 3, 5), (15, 5, 1)) == (0, 0, 5, 1)
+    assert bl((2, 0, 3, 5), (0, 15, 5, 1))[0] == 0
+
+
+def _host_view(ptr, dtype, shape, strides):
+    """An ndarray over host memory at `ptr` (element strides, all >= 0)."""
+    dt = np.dtype(dtype)
+    span = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
+    buf = (ctypes.c_char * (span * dt.itemsize)).from_address(ptr)
+    base = np.frombuffer(buf, dtype=dt, count=span)
+    return np.lib.stride_tricks.as_strided(base, shape, [s * dt.itemsize for s in strides])
+
+
+class _EmulatedDevice:
+    """`_native.qr_cuda` on host memory (the pointers of CPU tensors), computed by the
+    CPU backend: it checks what the Python half hands the native layer."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, dtype, mode, batch, m, n, a_ptr, a_strides, q_ptr, r_ptr, info_ptr,
+                 stream):
+        self.calls.append(dict(dtype=dtype, mode=mode, batch=batch, m=m, n=n, a_ptr=a_ptr,
+                               a_strides=a_strides, stream=stream))
+        assert batch > 0 and m > 0 and n > 0
+        assert all(s >= 0 for s in a_strides)
+        a = np.array(_host_view(a_ptr, dtype, (batch, m, n), a_strides))
+        q, r, info = batchlin._native.qr(a, mode)
+        assert (q is None) == (q_ptr is None)
+        if q is not None:
+            _host_view(q_ptr, dtype, q.shape, (q.shape[1] * q.shape[2], q.shape[2], 1))[...] = q
+        _host_view(r_ptr, dtype, r.shape, (r.shape[1] * r.shape[2], r.shape[2], 1))[...] = r
+        _host_view(info_ptr, np.uint32, (batch,), (1,))[...] = info
+
+
+@pytest.fixture
+def emulated(monkeypatch):
+    fake = _EmulatedDevice()
+    monkeypatch.setattr(batchlin._native, "qr_cuda", fake)
+    monkeypatch.setattr(_front, "gpu_absent_reason", lambda: None)
+
+    class _Stream:
+        cuda_stream = 12345
+
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: _Stream())
+    return fake
+
+
+@needs_torch
+@pytest.mark.parametrize("mode", MODES)
+def test_device_path_emulated(emulated, mode):
+    import batchlin.torch as bt
+
+    base = torch.from_numpy(rng(3).standard_normal((4, 3, 7, 5)))
+    cases = {  # name: (tensor, copied before the call)
+        "contiguous": (base, False),
+        "transposed": (base.mT, False),
+        "sliced": (base[:, :, 1:, ::2], False),
+        "one strided batch dim": (base[:, 0][::2], False),
+        "broadcast": (base[0, :1].expand(6, 7, 5), False),
+        "unbatched": (base[0, 0], False),
+        "size-1 batch dims": (base[:1, 1:2], False),
+        "float32": (base.float().mT, False),
+        "permuted batch": (base.permute(1, 0, 2, 3), True),
+        "strided batch": (base[::2], True),
+        "negative view": (base._neg_view(), True),
+    }
+    for name, (x, copied) in cases.items():
+        emulated.calls.clear()
+        q, r, info = bt._qr_cuda(x, mode, "auto")
+        (call,) = emulated.calls
+        assert (call["a_ptr"] != x.data_ptr()) == copied, name
+        assert call["stream"] == 12345 and call["mode"] == mode
+        assert call["dtype"] == _dtname(x.dtype)
+        xr = x.resolve_neg().contiguous()
+        ref = batchlin.qr_ex(xr.numpy(), mode=mode)
+        assert r.dtype == x.dtype and r.shape == ref.R.shape, name
+        assert info.dtype == torch.int32 and info.shape == x.shape[:-2], name
+        assert np.allclose(r.numpy(), ref.R, atol=1e-5), name
+        if mode == "r":
+            assert q.numel() == 0
+        else:
+            assert q.shape == ref.Q.shape and np.allclose(q.numpy(), ref.Q, atol=1e-5), name
+        assert np.array_equal(info.numpy().view(np.uint32), ref.info), name
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(0, 4, 4), (3, 0, 4), (3, 4, 0), (2, 0, 0), (5, 0, 3, 3)])
+@pytest.mark.parametrize("mode", MODES)
+def test_device_path_emulated_empty(emulated, shape, mode):
+    import batchlin.torch as bt
+
+    x = torch.zeros(shape)
+    q, r, info = bt._qr_cuda(x, mode, "auto")
+    assert emulated.calls == []  # nothing for the kernels to do
+    ref = batchlin.qr_ex(x.numpy(), mode=mode)
+    assert r.shape == ref.R.shape and np.array_equal(r.numpy(), ref.R)
+    assert info.shape == ref.info.shape and not info.any()
+    if mode != "r":
+        assert q.shape == ref.Q.shape and np.array_equal(q.numpy(), ref.Q)
+
+
+@needs_torch
+def test_device_path_emulated_arguments(emulated):
+    import batchlin.torch as bt
+
+    x = torch.randn(2, 4, 3)
+    with pytest.raises(ValueError, match="CPU"):
+        bt._qr_cuda(x, "reduced", "cpu-small")
+    with pytest.raises(ValueError, match="backend"):
+        bt._qr_cuda(x, "reduced", "tpu")
+    with pytest.raises(ValueError, match="mode"):
+        bt._qr_cuda(x, "economic", "auto")
+    with pytest.raises(ValueError, match="dimensions"):
+        bt._qr_cuda(torch.randn(4), "reduced", "auto")
+    bt._qr_cuda(x, "reduced", "cuda")
+    assert len(emulated.calls) == 1
+
+
+def test_device_errors_say_why():
+    e = _front.device_error("torch", "cuda:0", "eigh", None)
+    assert isinstance(e, batchlin.UnavailableError) and "cuda:0" in str(e)
+    if GPU_BACKEND:
+        assert "QR only" in str(e)
+        assert "device 0 only" in str(_front.device_error("torch", "cuda:1", "qr"))
+    else:
+        assert "not available" in str(e)
+
+
+# ---------------------------------------------------------------------------------------
+# Without the GPU backend (a GPU torch sees, but no driver or NVRTC for batchlin)
+
+
+@needs_torch_cuda
+@without_backend
+def test_torch_cuda_raises_clearly_without_backend():
+    a = torch.randn(4, 8, 8, device="cuda")
+    for f in (batchlin.qr, batchlin.eigh, batchlin.svd, batchlin.svdvals):
+        with pytest.raises(batchlin.UnavailableError, match="cuda:0"):
+            f(a)
+    with pytest.raises(batchlin.UnavailableError):
+        torch.ops.batchlin.qr(a, "reduced", "auto")
+
+
+@needs_cupy
+@without_backend
+def test_cupy_raises_clearly_without_backend():
+    with pytest.raises(batchlin.UnavailableError, match="CuPy"):
+        batchlin.qr(cupy.eye(3, dtype=cupy.float32))
+
+
+# ---------------------------------------------------------------------------------------
+# torch on the GPU
+
+# Shapes that reach every kernel (Auto): warp (small), smem (100x100), tall (1000x16 with
+# a small batch; complete mode goes to the single-level kernels), large (300x300).
+SHAPES = [(64, 8, 8), (3, 5, 12, 7), (5, 7, 12), (40, 3), (16, 1, 5), (16, 5, 1),
+          (8, 100, 100), (4, 1000, 16), (2, 300, 300)]
+
+
+@needs_torch_cuda
+@needs_backend
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_torch_cuda_qr_matches_reference(shape, mode, dtype):
+    x = rng(sum(shape)).standard_normal(shape).astype(dtype)
+    a = torch.from_numpy(x).cuda()
+    q, r, info = batchlin.qr_ex(a, mode=mode)
+    torch.cuda.synchronize()
+    assert type(r) is torch.Tensor and r.device == a.device and r.dtype == a.dtype
+    assert info.device == a.device and info.dtype == torch.int32 and info.shape == shape[:-2]
+    assert not (info.cpu().numpy().view(np.uint32) & batchlin.INFO_NONFINITE).any()
+    tol = TOL[dtype]
+    if mode == "r":
+        assert q is None
+        check_r(x, r.cpu().numpy(), tol)
+        assert isinstance(batchlin.qr(a, mode="r"), torch.Tensor)
+        return
+    assert q.device == a.device and q.dtype == a.dtype
+    m, n = shape[-2:]
+    assert r.shape == (*shape[:-2], m if mode == "complete" else min(m, n), n)
+    check_qr(x, q.cpu().numpy(), r.cpu().numpy(), tol, mode)
+    check_r_vs_numpy(x, r.cpu().numpy(), tol)
+    Q, R = batchlin.qr(a, mode=mode)
+    assert torch.allclose(Q, q, atol=tol) and torch.allclose(R, r, atol=tol)
+
+
+@pytest.fixture
+def spy_qr_cuda(monkeypatch):
+    """Records the input address each `_native.qr_cuda` call reads."""
+    seen = []
+    real = batchlin._native.qr_cuda
+
+    def spy(*args):
+        seen.append(args[5])
+        return real(*args)
+
+    monkeypatch.setattr(batchlin._native, "qr_cuda", spy)
+    return seen
+
+
+@needs_torch_cuda
+@needs_backend
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_torch_cuda_strided_inputs(dtype, spy_qr_cuda):
+    base = torch.from_numpy(rng(5).standard_normal((4, 3, 9, 6)).astype(dtype)).cuda()
+    cases = {  # name: (tensor, read in place)
+        "transposed": (base.mT, True),
+        "sliced": (base[:, :, 1:, ::2], True),
+        "row-strided": (base[:, :, ::2, :], True),
+        "broadcast batch": (base[0, :1].expand(5, 9, 6), True),
+        "unbatched": (base[1, 2], True),
+        "storage offset": (base[1, 1:], True),
+        "permuted batch": (base.permute(1, 0, 2, 3), False),
+        "strided batch": (base[::2], False),
+        "negative view": (base._neg_view(), False),
+    }
+    tol = TOL[dtype]
+    for name, (x, in_place) in cases.items():
+        xn = x.resolve_neg().cpu().numpy()
+        cpu = batchlin.qr(x.resolve_neg().cpu())
+        k = min(x.shape[-2:])
+        for mode in MODES:
+            spy_qr_cuda.clear()
+            q, r, info = batchlin.qr_ex(x, mode=mode)
+            assert (spy_qr_cuda == [x.data_ptr()]) == in_place, (name, mode)
+            r_np = r.cpu().numpy()
+            assert np.allclose(r_np[..., :k, :], cpu.R.numpy(), atol=10 * tol), (name, mode)
+            if mode == "r":
+                check_r(xn, r_np, tol)
+                continue
+            check_qr(xn, q.cpu().numpy(), r_np, tol, mode)
+            assert np.allclose(q.cpu().numpy()[..., :k], cpu.Q.numpy(), atol=10 * tol), (name, mode)
+    q, r = batchlin.qr(cases["broadcast batch"][0])
+    assert torch.equal(r[0], r[4]) and torch.equal(q[0], q[4])
+
+
+@needs_torch_cuda
+@needs_backend
+def test_torch_cuda_promotes_on_device():
+    a = torch.randn(6, 5, 4, device="cuda")
+    for dt in (torch.float16, torch.bfloat16):
+        q, r = batchlin.qr(a.to(dt))
+        assert r.dtype == torch.float32 and r.device == a.device
+        check_qr(a.to(dt).float().cpu().numpy(), q.cpu().numpy(), r.cpu().numpy(), 1e-4)
+    i = torch.randint(-5, 6, (6, 5, 4), device="cuda")
+    for x in (i, i > 0):
+        q, r = batchlin.qr(x)
+        assert r.dtype == torch.float64 and r.device == a.device
+        check_qr(x.double().cpu().numpy(), q.cpu().numpy(), r.cpu().numpy(), 1e-11)
+    with pytest.raises(batchlin.DTypeError):
+        batchlin.qr(a.to(torch.complex64))
+
+
+@needs_torch_cuda
+@needs_backend
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_torch_cuda_nan_isolated(dtype):
+    x = rng(7).standard_normal((8, 6, 5)).astype(dtype)
+    x[2, 1, 3] = np.nan
+    x[5, 0, 0] = np.inf
+    a = torch.from_numpy(x).cuda()
+    q, r, info = batchlin.qr_ex(a)
+    info = info.cpu().numpy().view(np.uint32)
+    bad, good = [2, 5], [0, 1, 3, 4, 6, 7]
+    assert all(info[b] & batchlin.INFO_NONFINITE for b in bad)
+    assert not any(info[g] & batchlin.INFO_NONFINITE for g in good)
+    assert torch.isnan(q[bad]).all() and torch.isnan(r[bad]).all()
+    check_qr(x[good], q[good].cpu().numpy(), r[good].cpu().numpy(), TOL[dtype])
+
+
+@needs_torch_cuda
+@needs_backend
+def test_torch_cuda_empty_shapes():
+    for shape in [(0, 4, 4), (3, 0, 4), (3, 4, 0)]:
+        a = torch.zeros(shape, device="cuda")
+        for mode in MODES:
+            q, r, info = batchlin.qr_ex(a, mode=mode)
+            ref = batchlin.qr_ex(a.cpu(), mode=mode)
+            assert r.device == a.device and torch.equal(r.cpu(), ref.R)
+            assert info.shape == shape[:-2] and not info.any()
+            if mode != "r":
+                assert q.device == a.device and torch.equal(q.cpu(), ref.Q)
+
+
+@needs_torch_cuda
+@needs_backend
+def test_torch_cuda_current_stream_no_host_sync():
+    a = torch.randn(256, 32, 32, device="cuda")
+    batchlin.qr(a)  # warm-up: the kernel is compiled and loaded outside the timed part
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(1_000_000_000)  # about half a second of GPU time on s
+        b = a * 2  # written on s after the sleep
+        q, r, info = batchlin.qr_ex(b)
+        # The call returned while s was still busy: it queued the work and did not wait.
+        busy = not s.query()
+        rec = q @ r  # usable at once on the same stream
+    s.synchronize()
+    assert busy, "batchlin.qr synchronised with the GPU"
+    # Had the kernel run on another stream, it would have read b before b was written.
+    check_qr(b.cpu().numpy(), q.cpu().numpy(), r.cpu().numpy(), 1e-4)
+    assert torch.allclose(rec, b, atol=1e-4)
+    assert not info.any()
+
+
+@needs_torch_cuda
+@needs_backend
+def test_torch_cuda_graph_capture():
+    a = torch.randn(64, 16, 16, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        batchlin.qr(a)  # warm-up: load the kernel outside the capture
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        q, r = batchlin.qr(a)
+    a.copy_(torch.randn_like(a))
+    g.replay()
+    torch.cuda.synchronize()
+    check_qr(a.cpu().numpy(), q.cpu().numpy(), r.cpu().numpy(), 1e-4)
+
+
+@needs_torch_cuda
+@needs_backend
+def test_torch_cuda_other_ops_raise_clearly():
+    a = torch.randn(4, 6, 6, device="cuda")
+    for f in (batchlin.eigh, batchlin.eigvalsh, batchlin.svd, batchlin.svdvals,
+              batchlin.eigh_ex, batchlin.svd_ex):
+        with pytest.raises(batchlin.UnavailableError, match="QR only"):
+            f(a)
+        with pytest.raises(batchlin.UnavailableError, match="QR only"):
+            f(a.clone().requires_grad_(True))
+    with pytest.raises(batchlin.UnavailableError, match="QR only"):
+        torch.ops.batchlin.eigh(a, "L", "auto")
+    with pytest.raises(batchlin.UnavailableError, match="QR only"):
+        torch.ops.batchlin.svdvals(a, "auto")
+    assert batchlin.backend_for("qr", a.shape, a.dtype, a.device) == "cuda"
+    with pytest.raises(batchlin.UnavailableError, match="QR only"):
+        batchlin.backend_for("eigh", a.shape, a.dtype, "cuda")
+    with pytest.raises(ValueError, match="CPU"):
+        batchlin.qr(a, backend="cpu-small")
+    assert batchlin.qr(a, backend="cuda").R.device == a.device
+
+
+@needs_torch_cuda
+@needs_backend
+def test_torch_cuda_opcheck():
+    from torch.library import opcheck
+
+    a = torch.randn(3, 5, 4, dtype=torch.float64, device="cuda")
+    opcheck(torch.ops.batchlin.qr.default, (a, "reduced", "auto"))
+    opcheck(torch.ops.batchlin.qr.default, (a.mT.contiguous(), "complete", "auto"),
+            test_utils=("test_schema", "test_faketensor"))
+    opcheck(torch.ops.batchlin.qr.default, (a, "r", "auto"),
+            test_utils=("test_schema", "test_faketensor"))
+
+
+@needs_torch_cuda
+@needs_backend
+@pytest.mark.parametrize("shape", [(2, 5, 3), (2, 4, 4), (2, 3, 5)])
+def test_torch_cuda_gradcheck(shape):
+    from torch.autograd import gradcheck
+
+    g = torch.Generator(device="cuda").manual_seed(sum(shape))
+    a = torch.randn(*shape, dtype=torch.float64, device="cuda", generator=g)
+    a.requires_grad_(True)
+    assert gradcheck(lambda a: tuple(batchlin.qr(a)), (a,))
+    if shape[-2] <= shape[-1]:
+        assert gradcheck(lambda a: tuple(batchlin.qr(a, mode="complete")), (a,))
+    # Against torch.linalg.qr's gradient, with a loss blind to the signs LAPACK picks.
+    w = torch.randn(shape, dtype=torch.float64, device="cuda", generator=g)
+
+    def loss(lib, a):
+        q, r = lib.qr(a)
+        return ((q @ q.mT) * w[..., :1]).sum() + (r.abs() * w[..., : r.shape[-2], :]).sum()
+
+    (g1,) = torch.autograd.grad(loss(batchlin, a), a)
+    (g2,) = torch.autograd.grad(loss(torch.linalg, a), a)
+    assert g1.device == a.device and torch.allclose(g1, g2, atol=1e-10)
+
+
+@needs_torch_cuda
+@needs_backend
+def test_torch_cuda_compile_fullgraph():
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def f(a):
+        q, r = batchlin.qr(a)
+        qc, rc = batchlin.qr(a, mode="complete")
+        return q.sum() + (r * r).sum() + (qc @ rc).sum()
+
+    a = torch.randn(3, 5, 6, dtype=torch.float64, device="cuda", requires_grad=True)
+    out = f(a)
+    (g,) = torch.autograd.grad(out, a)
+    a2 = a.detach().clone().requires_grad_(True)
+    q, r = batchlin.qr(a2)
+    qc, rc = batchlin.qr(a2, mode="complete")
+    ref = q.sum() + (r * r).sum() + (qc @ rc).sum()
+    (g2,) = torch.autograd.grad(ref, a2)
+    assert out.device == a.device and g.device == a.device
+    assert torch.allclose(out, ref) and torch.allclose(g, g2)
+
+    torch._dynamo.reset()
+
+    @torch.compile(fullgraph=True, dynamic=True)
+    def h(a):
+        return batchlin.qr(a).R.sum(-1) + batchlin.qr(a, mode="r")[..., :1, :].sum(-1)
+
+    with torch.no_grad():
+        for shape in [(4, 6, 6), (2, 7, 3)]:
+            b = torch.randn(*shape, device="cuda")
+            want = batchlin.qr(b).R.sum(-1) + batchlin.qr(b, mode="r")[..., :1, :].sum(-1)
+            got = h(b)
+            assert got.device == b.device and torch.allclose(got, want, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# CuPy on the GPU
+
+
+@needs_cupy
+@needs_backend
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cupy_qr(dtype, spy_qr_cuda):
+    x = rng(9).standard_normal((6, 4, 10, 7)).astype(dtype)
+    a = cupy.asarray(x)
+    cases = {  # name: (array, read in place)
+        "contiguous": (a, True),
+        "transposed": (a.swapaxes(-1, -2), True),
+        "sliced": (a[:, :, 1:, ::2], True),
+        "negative batch stride": (a[::-1], False),
+        "negative row stride": (a[..., ::-1, :], False),
+        "permuted batch": (a.transpose(1, 0, 2, 3), False),
+    }
+    tol = TOL[dtype]
+    for name, (c, in_place) in cases.items():
+        xn = cupy.asnumpy(c)
+        for mode in MODES:
+            spy_qr_cuda.clear()
+            q, r, info = batchlin.qr_ex(c, mode=mode)
+            assert (spy_qr_cuda == [c.data.ptr]) == in_place, (name, mode)
+            assert isinstance(r, cupy.ndarray) and r.device.id == 0 and r.dtype == c.dtype
+            assert isinstance(info, cupy.ndarray) and info.dtype == cupy.uint32
+            assert info.shape == c.shape[:-2] and not info.any()
+            if mode == "r":
+                assert q is None
+                check_r(xn, cupy.asnumpy(r), tol)
+            else:
+                assert isinstance(q, cupy.ndarray)
+                check_qr(xn, cupy.asnumpy(q), cupy.asnumpy(r), tol, mode)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        q, r = batchlin.qr(a)
+        rec = q @ r
+    s.synchronize()
+    assert cupy.allclose(rec, a, atol=10 * tol)
+    assert batchlin.qr(a.astype(cupy.float16)).R.dtype == cupy.float32
+    assert batchlin.qr(cupy.arange(24).reshape(2, 3, 4)).R.dtype == cupy.float64
+    with pytest.raises(batchlin.UnavailableError, match="QR only"):
+        batchlin.eigh(a[..., :7, :])
+    with pytest.raises(batchlin.UnavailableError, match="QR only"):
+        batchlin.svdvals(a)
+
+
+# ---------------------------------------------------------------------------------------
+# JAX on a GPU
+
+
+def test_jax_gpu_raises_clearly():
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+    try:
+        gpus = jax.devices("gpu")
+    except Exception as e:  # RuntimeError: no GPU backend in this JAX
+        pytest.skip(f"JAX sees no GPU ({type(e).__name__})")
+    x = jax.device_put(jax.numpy.ones((2, 3, 3), dtype=jax.numpy.float32), gpus[0])
+    with pytest.raises(batchlin.UnavailableError, match="XLA FFI"):
+        batchlin.qr(x)
+    with pytest.raises(batchlin.UnavailableError, match="JAX"):
+        batchlin.eigh(x)
