@@ -452,6 +452,13 @@ unsafe impl<T: Send> Send for RawMut<T> {}
 unsafe impl<T: Send> Sync for RawMut<T> {}
 
 impl<T> RawMut<T> {
+    /// True when a row's elements lie closer together than a column's (row-major-like), so
+    /// that walking rows outermost visits memory in order.
+    #[inline(always)]
+    pub(crate) fn rows_outer(&self) -> bool {
+        self.col_stride.unsigned_abs() <= self.row_stride.unsigned_abs()
+    }
+
     /// # Safety
     /// In range, and no other thread writes the same matrix.
     #[inline(always)]

@@ -48,6 +48,28 @@ impl<T> OutMat<'_, T> {
     fn base(&self, index: usize) -> isize {
         self.layout.matrix_offset(index)
     }
+
+    /// Set element (i, j) of matrix `index` to `f(i, j)` for i < rows, j < cols, walking
+    /// the output's memory in order (rows outermost for row-major outputs).
+    #[inline(always)]
+    fn write(&self, index: usize, rows: usize, cols: usize, f: impl Fn(usize, usize) -> T) {
+        let base = self.base(index);
+        // SAFETY (both loops): in range of the output view, checked by the front door, and
+        // matrix `index` is written by this worker alone.
+        if self.raw.rows_outer() {
+            for i in 0..rows {
+                for j in 0..cols {
+                    unsafe { self.raw.set(base, i, j, f(i, j)) };
+                }
+            }
+        } else {
+            for j in 0..cols {
+                for i in 0..rows {
+                    unsafe { self.raw.set(base, i, j, f(i, j)) };
+                }
+            }
+        }
+    }
 }
 
 /// A pointer to the info words, written once per matrix from the worker threads.
@@ -157,30 +179,46 @@ fn scale_exponent<T: Real>(max: T) -> i32 {
 fn gather<T: Real>(a: &BatchRef<T>, index: usize, transpose: bool, w: &mut [T]) -> (T, bool) {
     let l = a.layout();
     let base = l.matrix_offset(index);
-    let (rows, cols) = if transpose {
-        (l.cols, l.rows)
+    // Element (i, j) of the work matrix sits at base + i * si + j * sj in the input.
+    let (rows, cols, si, sj) = if transpose {
+        (l.cols, l.rows, l.col_stride, l.row_stride)
     } else {
-        (l.rows, l.cols)
+        (l.rows, l.cols, l.row_stride, l.col_stride)
     };
-    let mut max = T::ZERO;
-    let mut finite = true;
-    for j in 0..cols {
-        let col = &mut w[j * rows..(j + 1) * rows];
-        for (i, slot) in col.iter_mut().enumerate() {
-            // SAFETY: i < rows, j < cols, and the view was checked on creation.
-            let x = unsafe {
-                if transpose {
-                    a.get_unchecked(base, j, i)
-                } else {
-                    a.get_unchecked(base, i, j)
+    let w = &mut w[..rows * cols];
+    let src = a.as_ptr();
+    // SAFETY: i < rows, j < cols, and the view was checked on creation. Read the input in
+    // memory order; the work buffer is small and cache-resident either way.
+    unsafe {
+        if sj.unsigned_abs() < si.unsigned_abs() {
+            for i in 0..rows {
+                let row = src.offset(base + i as isize * si);
+                for j in 0..cols {
+                    w[i + j * rows] = *row.offset(j as isize * sj);
                 }
-            };
-            finite &= x.is_finite();
-            max = max.max(x.abs());
-            *slot = x;
+            }
+        } else {
+            for j in 0..cols {
+                let col = src.offset(base + j as isize * sj);
+                for (i, slot) in w[j * rows..(j + 1) * rows].iter_mut().enumerate() {
+                    *slot = *col.offset(i as isize * si);
+                }
+            }
         }
     }
-    (max, finite)
+    max_abs_and_finite(w)
+}
+
+/// The largest |entry| and whether every entry is finite (x * 0 is NaN exactly for
+/// NaN and Inf, and the sum of those products stays branch-free so it vectorises).
+fn max_abs_and_finite<T: Real>(w: &[T]) -> (T, bool) {
+    let mut max = T::ZERO;
+    let mut poison = T::ZERO;
+    for &x in w {
+        max = max.max(x.abs());
+        poison += x * T::ZERO;
+    }
+    (max, poison == T::ZERO)
 }
 
 fn scale_in_place<T: Real>(w: &mut [T], e: i32) {
@@ -194,25 +232,18 @@ fn scale_in_place<T: Real>(w: &mut [T], e: i32) {
 
 /// Fill an output matrix with `value` (NaN for a non-finite input, zero for padding).
 fn fill_out<T: Real>(out: &OutMat<T>, index: usize, value: T) {
-    let base = out.base(index);
-    for i in 0..out.layout.rows {
-        for j in 0..out.layout.cols {
-            unsafe { out.raw.set(base, i, j, value) };
-        }
-    }
+    out.write(index, out.layout.rows, out.layout.cols, |_, _| value);
 }
 
 /// Write an identity (rows x cols) to an output matrix.
 fn write_identity<T: Real>(out: &OutMat<T>, index: usize) {
-    let base = out.base(index);
-    for i in 0..out.layout.rows {
-        for j in 0..out.layout.cols {
-            unsafe {
-                out.raw
-                    .set(base, i, j, if i == j { T::ONE } else { T::ZERO })
-            };
+    out.write(index, out.layout.rows, out.layout.cols, |i, j| {
+        if i == j {
+            T::ONE
+        } else {
+            T::ZERO
         }
-    }
+    });
 }
 
 /// Index of the entry of largest magnitude (the first on ties).
@@ -341,25 +372,23 @@ pub(crate) fn qr_batch<T: Real>(
             inf = inf.with_flag(Info::RANK_DEFICIENT);
         }
         let unscale = Pow2::new(e);
-        let rbase = out.r.base(index);
-        for i in 0..out.r.layout.rows {
-            for j in 0..n {
-                let v = if i <= j && i < k {
-                    unscale.apply(aw[i + j * m] * signs[i])
-                } else {
-                    T::ZERO
-                };
-                unsafe { out.r.raw.set(rbase, i, j, v) };
+        out.r.write(index, out.r.layout.rows, n, |i, j| {
+            if i <= j && i < k {
+                unscale.apply(aw[i + j * m] * signs[i])
+            } else {
+                T::ZERO
             }
-        }
+        });
         if let Some(q) = &out.q {
-            let qbase = q.base(index);
-            for j in 0..q_cols {
-                let s = if j < k { signs[j] } else { T::ONE };
-                for i in 0..m {
-                    unsafe { q.raw.set(qbase, i, j, qw[i + j * m] * s) };
+            let signs = &signs[..];
+            q.write(index, m, q_cols, |i, j| {
+                let v = qw[i + j * m];
+                if j < k {
+                    v * signs[j]
+                } else {
+                    v
                 }
-            }
+            });
         }
         inf
     });
@@ -373,24 +402,36 @@ fn gather_symmetric<T: Real>(a: &BatchRef<T>, index: usize, uplo: Uplo, w: &mut 
     let l = a.layout();
     let n = l.rows;
     let base = l.matrix_offset(index);
-    let mut max = T::ZERO;
-    let mut finite = true;
-    for j in 0..n {
-        for i in j..n {
-            // (i, j) in the lower triangle; read it from the named one.
-            let x = unsafe {
-                match uplo {
-                    Uplo::Lower => a.get_unchecked(base, i, j),
-                    Uplo::Upper => a.get_unchecked(base, j, i),
+    // Lower-triangle element (i, j), i >= j, is read at base + i * si + j * sj.
+    let (si, sj) = match uplo {
+        Uplo::Lower => (l.row_stride, l.col_stride),
+        Uplo::Upper => (l.col_stride, l.row_stride),
+    };
+    let w = &mut w[..n * n];
+    let src = a.as_ptr();
+    // SAFETY: i, j < n, and the view was checked on creation. Read in memory order.
+    unsafe {
+        if sj.unsigned_abs() < si.unsigned_abs() {
+            for i in 0..n {
+                let row = src.offset(base + i as isize * si);
+                for j in 0..=i {
+                    let x = *row.offset(j as isize * sj);
+                    w[i + j * n] = x;
+                    w[j + i * n] = x;
                 }
-            };
-            finite &= x.is_finite();
-            max = max.max(x.abs());
-            w[i + j * n] = x;
-            w[j + i * n] = x;
+            }
+        } else {
+            for j in 0..n {
+                let col = src.offset(base + j as isize * sj);
+                for i in j..n {
+                    let x = *col.offset(i as isize * si);
+                    w[i + j * n] = x;
+                    w[j + i * n] = x;
+                }
+            }
         }
     }
-    (max, finite)
+    max_abs_and_finite(w)
 }
 
 pub(crate) struct EighOut<'a, T> {
@@ -453,17 +494,9 @@ pub(crate) fn eigh_batch<T: Real>(
             sort_with_columns(ww, false, &mut []);
         }
         let unscale = Pow2::new(e);
-        let wbase = out.w.base(index);
-        for (j, &x) in ww.iter().enumerate() {
-            unsafe { out.w.raw.set(wbase, 0, j, unscale.apply(x)) };
-        }
+        out.w.write(index, 1, n, |_, j| unscale.apply(ww[j]));
         if let Some(v) = &out.v {
-            let vbase = v.base(index);
-            for j in 0..n {
-                for i in 0..n {
-                    unsafe { v.raw.set(vbase, i, j, vw[i + j * n]) };
-                }
-            }
+            v.write(index, n, n, |i, j| vw[i + j * n]);
         }
         inf
     });
@@ -587,35 +620,16 @@ pub(crate) fn svd_batch<T: Real>(
             inf = inf.with_flag(Info::RANK_DEFICIENT);
         }
         let unscale = Pow2::new(e);
-        let sbase = out.s.base(index);
-        for (j, &x) in sw.iter().enumerate() {
-            unsafe { out.s.raw.set(sbase, 0, j, unscale.apply(x)) };
-        }
+        out.s.write(index, 1, q, |_, j| unscale.apply(sw[j]));
         // Tall: U = uw, Vh = vw^T. Wide (transposed): U = vw, Vh = uw^T.
         if let (Some(u), Some(vh)) = (&out.u, &out.vh) {
-            let (ub, vb) = (u.base(index), vh.base(index));
+            let (uw, vw) = (&uw[..], &vw[..]);
             if !transpose {
-                for j in 0..u.layout.cols {
-                    for i in 0..m {
-                        unsafe { u.raw.set(ub, i, j, uw[i + j * p]) };
-                    }
-                }
-                for i in 0..vh.layout.rows {
-                    for j in 0..n {
-                        unsafe { vh.raw.set(vb, i, j, vw[j + i * q]) };
-                    }
-                }
+                u.write(index, m, u.layout.cols, |i, j| uw[i + j * p]);
+                vh.write(index, vh.layout.rows, n, |i, j| vw[j + i * q]);
             } else {
-                for j in 0..u.layout.cols {
-                    for i in 0..m {
-                        unsafe { u.raw.set(ub, i, j, vw[i + j * q]) };
-                    }
-                }
-                for i in 0..vh.layout.rows {
-                    for j in 0..n {
-                        unsafe { vh.raw.set(vb, i, j, uw[j + i * p]) };
-                    }
-                }
+                u.write(index, m, u.layout.cols, |i, j| vw[i + j * q]);
+                vh.write(index, vh.layout.rows, n, |i, j| uw[j + i * p]);
             }
         }
         inf
