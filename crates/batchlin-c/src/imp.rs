@@ -434,7 +434,7 @@ pub(crate) unsafe fn qr<T: Real>(
     let opts = Options::with_backend(backend(backend_code)?);
     let a = a.view(m, n)?;
     let batch = a.layout().batch();
-    let (q_cols, r_rows) = qr_sizes(mode, m, n);
+    let (q_cols, r_rows) = mode.output_dims(m, n);
     let mut r = r.matrices(batch, r_rows, n)?;
     let mut q = match mode {
         QrMode::R => None, // q is not touched and may be anything
@@ -528,16 +528,6 @@ unsafe fn qr_cuda_host<T: Real>(
         }
     };
     qr_host(QrKernel::Auto, batch, m, n, a, q, q_cols, r, r_rows, info)
-}
-
-/// (Q's columns, R's rows) of a QR mode; Q's columns are 0 for mode R.
-fn qr_sizes(mode: QrMode, m: usize, n: usize) -> (usize, usize) {
-    let k = m.min(n);
-    match mode {
-        QrMode::Reduced => (k, k),
-        QrMode::Complete => (m, m),
-        QrMode::R => (0, k),
-    }
 }
 
 /// `v` None for eigenvalues alone.
@@ -635,7 +625,7 @@ pub(crate) unsafe fn qr_cuda<T: Real>(
     let mode = qr_mode(mode)?;
     let al = a.layout(m, n)?;
     let batch = al.batch();
-    let (q_cols, r_rows) = qr_sizes(mode, m, n);
+    let (q_cols, r_rows) = mode.output_dims(m, n);
     let rl = r.matrix_layout(batch, r_rows, n)?;
     let ql = match mode {
         QrMode::R => None, // q is not touched and may be anything

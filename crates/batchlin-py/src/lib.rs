@@ -202,12 +202,7 @@ fn qr_typed<'py, T: Real + Element>(
     opts: Options,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (batch, m, n) = dims(v)?;
-    let k = m.min(n);
-    let (q_cols, r_rows) = match mode {
-        QrMode::Reduced => (k, k),
-        QrMode::Complete => (m, m),
-        QrMode::R => (0, k),
-    };
+    let (q_cols, r_rows) = mode.output_dims(m, n);
     let (r, ro) = Out::new::<T>(py, shape_of(&batch, &[r_rows, n]))?;
     let q = match mode {
         QrMode::R => None,

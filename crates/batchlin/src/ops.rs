@@ -37,6 +37,18 @@ impl FromStr for QrMode {
     }
 }
 
+impl QrMode {
+    /// Columns of Q (0 for mode "r") and rows of R for an m x n input.
+    pub fn output_dims(self, m: usize, n: usize) -> (usize, usize) {
+        let k = m.min(n);
+        match self {
+            QrMode::Reduced => (k, k),
+            QrMode::Complete => (m, m),
+            QrMode::R => (0, k),
+        }
+    }
+}
+
 /// Which triangle of a symmetric input is read.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Uplo {
@@ -120,6 +132,13 @@ fn unavailable(b: Backend, op: Op) -> Error {
     ))
 }
 
+/// The CPU algorithm backend `b` runs, or None when the batch is empty: nothing to
+/// compute, and no scratch to size for matrices that may be huge.
+fn cpu_algo(b: Backend, op: Op, l: &Layout) -> Result<Option<CpuAlgo>> {
+    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b, op))?;
+    Ok((l.batch() > 0).then_some(algo))
+}
+
 fn out_mat<'a, T>(v: &'a mut BatchMut<'_, T>) -> OutMat<'a, T> {
     let raw = v.raw();
     OutMat {
@@ -153,12 +172,7 @@ pub fn qr_into<T: Real>(
 ) -> Result<()> {
     let l = a.layout();
     let (m, n) = (l.rows, l.cols);
-    let k = m.min(n);
-    let (q_cols, r_rows) = match mode {
-        QrMode::Reduced => (k, k),
-        QrMode::Complete => (m, m),
-        QrMode::R => (0, k),
-    };
+    let (q_cols, r_rows) = mode.output_dims(m, n);
     expect_shape("R", r.layout(), &l.batch_shape, r_rows, n)?;
     match (&q, mode) {
         (Some(_), QrMode::R) => {
@@ -177,11 +191,9 @@ pub fn qr_into<T: Real>(
     if b == Backend::Cuda {
         return qr_cuda_host(a, q_cols, r_rows, q, r, info);
     }
-    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b, Op::Qr))?;
-    if l.batch() == 0 {
-        // Nothing to compute (and no scratch to size for matrices that may be huge).
+    let Some(algo) = cpu_algo(b, Op::Qr, l)? else {
         return Ok(());
-    }
+    };
     let out = cpu::QrOut {
         q: q.map(|q| out_mat(q)),
         r: out_mat(r),
@@ -279,12 +291,7 @@ pub struct Qr<T> {
 pub fn qr_ex<T: Real>(a: &BatchRef<T>, mode: QrMode, opts: &Options) -> Result<(Qr<T>, Vec<Info>)> {
     let l = a.layout();
     let (m, n) = (l.rows, l.cols);
-    let k = m.min(n);
-    let (q_cols, r_rows) = match mode {
-        QrMode::Reduced => (k, k),
-        QrMode::Complete => (m, m),
-        QrMode::R => (0, k),
-    };
+    let (q_cols, r_rows) = mode.output_dims(m, n);
     let mut r = Tensor::zeros(&shape_of(&l.batch_shape, &[r_rows, n]))?;
     let mut q = match mode {
         QrMode::R => None,
@@ -351,11 +358,9 @@ pub fn eigh_into<T: Real>(
     }
     expect_info(&info, l.batch())?;
     let b = resolve(opts, Op::Eigh, T::DTYPE, l)?;
-    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b, Op::Eigh))?;
-    if l.batch() == 0 {
-        // Nothing to compute (and no scratch to size for matrices that may be huge).
+    let Some(algo) = cpu_algo(b, Op::Eigh, l)? else {
         return Ok(());
-    }
+    };
     let out = cpu::EighOut {
         w: out_mat(w),
         v: v.map(|v| out_mat(v)),
@@ -451,11 +456,9 @@ pub fn svd_into<T: Real>(
     }
     expect_info(&info, l.batch())?;
     let b = resolve(opts, Op::Svd, T::DTYPE, l)?;
-    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b, Op::Svd))?;
-    if l.batch() == 0 {
-        // Nothing to compute (and no scratch to size for matrices that may be huge).
+    let Some(algo) = cpu_algo(b, Op::Svd, l)? else {
         return Ok(());
-    }
+    };
     let out = cpu::SvdOut {
         u: u.map(|u| out_mat(u)),
         s: out_mat(s),

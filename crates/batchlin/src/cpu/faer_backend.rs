@@ -106,7 +106,7 @@ fn qr_in_place_full_rank<T: Real>(
             for mut col in right.rb_mut().col_iter_mut() {
                 let col = col.rb_mut().try_as_col_major_mut().expect("column-major");
                 let (hd, tl) = col.as_slice_mut().split_at_mut(1);
-                let kk = -((hd[0] + dot8(v, tl)) * tau_inv);
+                let kk = -((hd[0] + crate::cpu::kernels::dot::<T, false>(v, tl)) * tau_inv);
                 hd[0] += kk;
                 for (t, &vi) in tl.iter_mut().zip(v) {
                     *t += kk * vi;
@@ -133,23 +133,6 @@ fn qr_in_place_full_rank<T: Real>(
         }
         j += b;
     }
-}
-
-/// Dot product with eight independent accumulators (vectorises without fast-math).
-#[inline]
-fn dot8<T: Real>(x: &[T], y: &[T]) -> T {
-    let mut acc = [T::ZERO; 8];
-    let split = x.len() / 8 * 8;
-    for (a, b) in x[..split].chunks_exact(8).zip(y[..split].chunks_exact(8)) {
-        for l in 0..8 {
-            acc[l] += a[l] * b[l];
-        }
-    }
-    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for (a, b) in x[split..].iter().zip(&y[split..]) {
-        s += *a * *b;
-    }
-    s
 }
 
 pub(crate) fn eigh_scratch<T: Real>(n: usize, vectors: bool, par: Par) -> StackReq {
