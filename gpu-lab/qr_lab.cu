@@ -25,8 +25,9 @@
     } while (0)
 
 typedef long long i64;
-enum Kind { WARP, BLOCK, SMEM, GLOBAL, TALL, AUTO };
-static const char* kind_name[] = {"warp", "block", "smem", "global", "tall", "auto"};
+enum Kind { WARP, BLOCK, SMEM, GLOBAL, TALL, AUTO, WY };
+static const char* kind_name[] = {"warp", "block", "smem", "global", "tall", "auto", "wy"};
+static int g_wy_threads = 256;
 
 typedef void (*QrFn)(QrArgs);
 // Experiment: register kernels with a register cap (__launch_bounds__(128, MINB)).
@@ -39,14 +40,16 @@ BL_EXP(float, f32, 64, 32, 4)
 BL_EXP(double, f64, 32, 32, 4)
 BL_EXP(double, f64, 16, 16, 6)
 static QrFn g_override = nullptr;
+// Experiment: the blocked kernel with 16-column panels in f32 (the library uses 8).
+extern "C" __global__ void __launch_bounds__(256) qr_wyx_f32_r2_nb16(QrArgs p) { bl_qr_wy<float, 2, 16>(p); }
+extern "C" __global__ void __launch_bounds__(256) qr_wyx_f32_r4_nb16(QrArgs p) { bl_qr_wy<float, 4, 16>(p); }
+static int g_wy_nb16 = 0;
 struct RegEntry { int f64; int M, W; QrFn fn; };
 #define RE(TN, F, KIND, M, W) {F, M, W, qr_##KIND##_##TN##_m##M##_w##W},
 #define RE_ALL(TN, F)                                                                        \
     RE(TN, F, warp, 8, 8) RE(TN, F, warp, 16, 8) RE(TN, F, warp, 32, 8) RE(TN, F, warp, 16, 16) \
     RE(TN, F, warp, 32, 16) RE(TN, F, warp, 64, 16) RE(TN, F, warp, 16, 32)                   \
-    RE(TN, F, warp, 32, 32) RE(TN, F, warp, 64, 32) RE(TN, F, warp, 128, 32)                  \
-    RE(TN, F, block, 32, 64) RE(TN, F, block, 64, 64) RE(TN, F, block, 128, 64)               \
-    RE(TN, F, block, 64, 128) RE(TN, F, block, 128, 128)
+    RE(TN, F, warp, 32, 32) RE(TN, F, warp, 64, 32) RE(TN, F, warp, 128, 32)
 static RegEntry REG[] = {RE_ALL(f32, 0) RE_ALL(f64, 1)};
 
 template <typename T> struct KT;
@@ -55,6 +58,11 @@ template <> struct KT<float> {
     static QrFn smem() { return qr_smem_f32; }
     static QrFn glob() { return qr_global_f32; }
     static void (*gemm())(GemmArgs) { return gemm_f32; }
+    static QrFn wy(int rpl) {
+        if (g_wy_nb16) return rpl == 2 ? qr_wyx_f32_r2_nb16 : qr_wyx_f32_r4_nb16;
+        return rpl == 2 ? qr_wy_f32_r2 : qr_wy_f32_r4;
+    }
+    static int nb() { return g_wy_nb16 ? 16 : 8; }
     static const char* name() { return "f32"; }
 };
 template <> struct KT<double> {
@@ -62,6 +70,8 @@ template <> struct KT<double> {
     static QrFn smem() { return qr_smem_f64; }
     static QrFn glob() { return qr_global_f64; }
     static void (*gemm())(GemmArgs) { return gemm_f64; }
+    static QrFn wy(int rpl) { return rpl == 2 ? qr_wy_f64_r2 : qr_wy_f64_r4; }
+    static int nb() { return 8; }
     static const char* name() { return "f64"; }
 };
 
@@ -121,6 +131,20 @@ static bool qr_single(Kind kind, int batch, int inner, int m, int m_last, int n,
         CK(cudaGetLastError());
         return true;
     }
+    if (kind == WY) {
+        const int rpl = m <= 64 ? 2 : m <= 128 ? 4 : 0;
+        if (!rpl) return false;
+        const int K = std::min(m, n), ld = ncols | 1, nw = g_wy_threads / 32, NB = KT<T>::nb();
+        const int npan = (K + NB - 1) / NB;
+        const size_t smem = (size_t)(nw * 2 * NB + npan * NB * (NB + 1) + NB + m * ld + 2 * K + 32) * sizeof(T);
+        if (smem > 227 * 1024) return false;
+        p.wld = ld;
+        QrFn fn = KT<T>::wy(rpl);
+        CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        fn<<<(unsigned)total, g_wy_threads, smem, s>>>(p);
+        CK(cudaGetLastError());
+        return true;
+    }
     if (kind == SMEM || kind == GLOBAL) {
         const int K = std::min(m, n);
         const int ld = ncols | 1;
@@ -164,7 +188,7 @@ template <typename T>
 static bool qr_tall(int batch, int m, int n, Mat A, Mat Q, Mat R, unsigned* info, cudaStream_t s, Scratch& sc) {
     if (n > 64 || m <= 128) return false;  // leaves of 128 rows must at least halve the rows
     const int CH = 128;
-    Kind lk = n <= 32 ? WARP : BLOCK;
+    Kind lk = n <= 32 ? WARP : WY;
     const bool wantq = Q.p != nullptr;
     struct Level { int rows, nch, mlast; Mat in; void* qleaf; void* qacc; };
     std::vector<Level> lv;
@@ -192,7 +216,7 @@ static bool qr_tall(int batch, int m, int n, Mat A, Mat Q, Mat R, unsigned* info
     // top: rows <= 128
     void* qtop = wantq ? sc.get((size_t)batch * rows * n * sizeof(T), s) : nullptr;
     Mat Qt{qtop, (i64)rows * n, 0, n, 1};
-    Kind tk = (n <= 32 && rows <= 128) ? WARP : BLOCK;
+    Kind tk = (n <= 32 && rows <= 128) ? WARP : WY;
     if (!qr_single<T>(tk, batch, 1, rows, rows, n, cur, Qt, n, R, n, info, s, sc)) return false;
     if (!wantq) return true;
     Mat above = Qt;  // rows_l_out x n, per matrix
@@ -488,8 +512,77 @@ int main(int argc, char** argv) {
     if (has("check32")) checks<float>(true, true);
     if (has("tall32")) checks<float>(false, true);
     if (has("check64")) checks<double>(true, true);
+    if (has("wycheck")) {
+        struct S { int b, m, n; };
+        const S shapes[] = {{37, 1, 1}, {37, 5, 3}, {37, 8, 8}, {37, 3, 9}, {37, 16, 16}, {37, 17, 16}, {37, 32, 32},
+                            {37, 33, 30}, {37, 64, 32}, {37, 100, 20}, {37, 20, 64}, {19, 64, 64}, {19, 65, 60},
+                            {19, 128, 64}, {19, 128, 128}, {19, 100, 128}, {19, 60, 128}, {7, 128, 200}, {7, 47, 47}};
+        unsigned long long sd = 1000;
+        for (int thr : {256, 128}) {
+            g_wy_threads = thr;
+            printf("wy threads %d\n", thr);
+            for (auto s : shapes) {
+                check<float>(WY, s.b, s.m, s.n, false, true, ROWMAJOR, NONE, sd++);
+                check<double>(WY, s.b, s.m, s.n, false, true, ROWMAJOR, NONE, sd++);
+            }
+            for (int f = 0; f < 2; ++f) {
+                auto c = [&](int b, int m, int n, bool comp, bool q, Layout l, Special sp) {
+                    if (f) check<double>(WY, b, m, n, comp, q, l, sp, sd++); else check<float>(WY, b, m, n, comp, q, l, sp, sd++);
+                };
+                c(37, 24, 20, true, true, COLMAJOR, NONE);
+                c(19, 100, 70, true, true, COLMAJOR, NONE);
+                c(37, 30, 30, false, true, PADDED, NONE);
+                c(37, 30, 30, false, false, ROWMAJOR, NONE);
+                c(19, 128, 128, false, false, ROWMAJOR, NONE);
+                c(37, 16, 12, true, true, ROWMAJOR, NONE);
+                c(37, 12, 16, true, true, ROWMAJOR, NONE);
+                for (Special sp : {NANONE, ZEROS, RANK1, TINY, HUGE_}) {
+                    c(37, 32, 28, false, true, COLMAJOR, sp);
+                    c(19, 120, 100, false, true, ROWMAJOR, sp);
+                }
+            }
+        }
+        g_wy_nb16 = 1;
+        for (auto s : shapes) check<float>(WY, s.b, s.m, s.n, false, true, ROWMAJOR, NONE, sd++);
+        check<float>(WY, 19, 100, 70, true, true, COLMAJOR, NONE, sd++);
+        g_wy_nb16 = 0;
+        g_wy_threads = 256;
+    }
+    if (has("wyprof")) {  // one timed shape each, for ncu: -k regex:qr_wy
+        g_wy_threads = 128;
+        timeit<float>(WY, 4096, 64, 64, true, 1);
+        timeit<float>(WY, 1024, 128, 128, true, 1);
+        g_wy_threads = 256;
+        timeit<float>(WY, 4, 64, 64, true, 1);
+    }
     if (has("check")) printf("CHECKS: %d failed\n", g_fail);
-    if (has("time")) {
+    if (has("wytime")) {
+        struct S { int b, m, n; };
+        const S shapes[] = {{4096, 32, 32}, {4096, 64, 64}, {1024, 64, 64}, {1024, 128, 128}, {256, 128, 128},
+                            {4096, 128, 32}, {4096, 64, 32}, {4, 64, 64}};
+        for (auto s : shapes) {
+            for (int thr : {128, 256}) {
+                g_wy_threads = thr;
+                printf("[wy threads %d] ", thr);
+                timeit<float>(WY, s.b, s.m, s.n, true, 15);
+                printf("[wy threads %d] ", thr);
+                timeit<double>(WY, s.b, s.m, s.n, true, 9);
+            }
+            timeit<float>(SMEM, s.b, s.m, s.n, true, 15);
+            timeit<double>(SMEM, s.b, s.m, s.n, true, 9);
+            g_wy_nb16 = 1;
+            for (int thr : {128, 256}) {
+                g_wy_threads = thr;
+                printf("[wy nb16 threads %d] ", thr);
+                timeit<float>(WY, s.b, s.m, s.n, true, 15);
+            }
+            g_wy_nb16 = 0;
+            g_wy_threads = 128;
+            printf("[wy r-mode 128] ");
+            timeit<float>(WY, s.b, s.m, s.n, false, 15);
+        }
+    }
+    if (has("time") && !has("wytime")) {
         struct S { int b, m, n; };
         const S shapes[] = {{4096, 8, 8}, {4096, 16, 16}, {4096, 32, 32}, {4096, 64, 64}, {1024, 128, 128},
                             {256, 256, 256}, {16, 1024, 64}, {16, 2048, 64}, {1, 1024, 1024}, {4096, 128, 32}, {1024, 64, 64}, {256, 128, 128}};

@@ -635,13 +635,6 @@ pub(crate) unsafe fn qr_cuda<T: Real>(
         check_buffer::<u32>("info", info as usize, &Layout::new(&[batch, 1], &[1, 1])?)?;
     }
     let be = CudaBackend::get()?;
-    if mode == QrMode::Complete && n == 0 && m > 0 && batch > 0 {
-        // numpy's Q of an M x 0 matrix is the M x M identity, which the device path does
-        // not write yet.
-        return Err(Error::Unavailable(
-            "complete QR of M x 0 matrices is not supported on the GPU yet".into(),
-        ));
-    }
     let dev = |ptr: u64, l: &Layout| DevMat {
         ptr,
         batch_stride: l.batch_strides[0] as i64,

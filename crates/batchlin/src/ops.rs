@@ -221,23 +221,6 @@ fn qr_cuda_host<T: Real>(
     if batch == 0 {
         return Ok(());
     }
-    if m.min(n) == 0 {
-        // Nothing to factor: R is empty or zero and a complete Q the identity, which the
-        // CPU driver writes without any work worth a GPU.
-        let out = cpu::QrOut {
-            q: q.map(|q| out_mat(q)),
-            r: out_mat(r),
-        };
-        let mode = if q_cols == m && q_cols > 0 {
-            QrMode::Complete
-        } else {
-            QrMode::Reduced
-        };
-        with_info(info, batch, |info| {
-            cpu::qr_batch(CpuAlgo::Small, a, mode, out, info)
-        });
-        return Ok(());
-    }
     let ac = a.to_contiguous();
     let mut qc = q.as_ref().map(|_| vec![T::ZERO; batch * m * q_cols]);
     let mut rc = vec![T::ZERO; batch * r_rows * n];

@@ -376,6 +376,36 @@ static void test_device_shape(int dbl, int64_t batch, int64_t m, int64_t n,
 
 /* Strided device data: a column-major padded input, Q written column-major, R padded, and
  * a zero batch stride (one matrix for the whole batch), against the contiguous results. */
+/* Complete QR of M x 0 matrices: Q is the M x M identity, info 0, R empty. */
+static void test_device_empty_cols(int dbl) {
+    const int64_t batch = 3, m = 5;
+    const size_t es = esize(dbl), qn = (size_t)(batch * m * m);
+    CUdeviceptr da = dalloc(16), dq = dalloc(qn * es), dr = dalloc(16),
+                di = dalloc(sizeof(uint32_t) * (size_t)batch);
+    poison(dq, qn * es);
+    poison(di, sizeof(uint32_t) * (size_t)batch);
+    CHECK_STATUS(qr_cuda(dbl, da, batch, m, 0, BATCHLIN_QR_COMPLETE, dq, dr, di, stream),
+                 BATCHLIN_OK);
+    buf q = balloc(dbl, qn);
+    uint32_t info[3];
+    CU(cuMemcpyDtoHAsync(q.p, dq, qn * es, stream));
+    CU(cuMemcpyDtoHAsync(info, di, sizeof info, stream));
+    CU(cuStreamSynchronize(stream));
+    int eye = 1;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < m; j++)
+                if (get(q, (size_t)(b * m * m + i * m + j)) != (i == j ? 1.0 : 0.0)) eye = 0;
+    CHECK(eye, "cuda complete qr of %lldx0 %s: Q is not the identity", (long long)m, tname(dbl));
+    CHECK(info[0] == 0 && info[1] == 0 && info[2] == 0, "cuda qr of %lldx0: info %u %u %u",
+          (long long)m, info[0], info[1], info[2]);
+    bfree(q);
+    CU(cuMemFree(da));
+    CU(cuMemFree(dq));
+    CU(cuMemFree(dr));
+    CU(cuMemFree(di));
+}
+
 static void test_device_strided(int dbl) {
     const int64_t batch = 5, m = 12, n = 7, k = 7, pad = 3;
     size_t es = esize(dbl);
@@ -670,6 +700,7 @@ int main(void) {
         test_device_shape(dbl, 9, 10, 6, BATCHLIN_QR_COMPLETE);
         test_device_shape(dbl, 5, 6, 9, BATCHLIN_QR_COMPLETE);
         test_device_strided(dbl);
+        test_device_empty_cols(dbl);
         test_device_nonfinite(dbl);
         test_host(dbl);
     }

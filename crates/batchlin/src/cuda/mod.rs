@@ -15,8 +15,9 @@
 //! Kernels (see docs/proposals/cuda-qr.md for what each costs where):
 //! - `warp`: a matrix per group of 8/16/32 lanes, column j in lane j's registers
 //!   (n, or m in complete mode, up to 32; m up to 128, 64 in f64);
-//! - `block`: the same with 64/128 threads a matrix (columns up to 128);
 //! - `smem`: a block a matrix, the matrix in shared memory (up to 227 KB);
+//! - `wy`: as smem, blocked: panels of 8 columns, the trailing matrix updated once a panel
+//!   (compact WY, V in registers), Q formed backwards the same way (m up to 128);
 //! - `tall`: TSQR over 128-row leaves plus batched products for Q (n <= 64);
 //! - `large`: as smem with the matrix in global scratch (any size; slow for big ones).
 
@@ -42,8 +43,8 @@ pub type Stream = cu::CUstream;
 pub enum QrKernel {
     Auto,
     Warp,
-    Block,
     Smem,
+    Wy,
     Tall,
     Large,
 }
@@ -51,8 +52,8 @@ pub enum QrKernel {
 impl QrKernel {
     pub const FORCEABLE: [QrKernel; 5] = [
         QrKernel::Warp,
-        QrKernel::Block,
         QrKernel::Smem,
+        QrKernel::Wy,
         QrKernel::Tall,
         QrKernel::Large,
     ];
@@ -61,8 +62,8 @@ impl QrKernel {
         match self {
             QrKernel::Auto => "auto",
             QrKernel::Warp => "warp",
-            QrKernel::Block => "block",
             QrKernel::Smem => "smem",
+            QrKernel::Wy => "wy",
             QrKernel::Tall => "tall",
             QrKernel::Large => "large",
         }
@@ -72,8 +73,8 @@ impl QrKernel {
         Ok(match s {
             "auto" => QrKernel::Auto,
             "warp" => QrKernel::Warp,
-            "block" => QrKernel::Block,
             "smem" => QrKernel::Smem,
+            "wy" => QrKernel::Wy,
             "tall" => QrKernel::Tall,
             "large" => QrKernel::Large,
             _ => {
@@ -266,6 +267,12 @@ pub unsafe fn qr_device<T: Real>(
     }
     be.dev.make_current()?;
     if m == 0 || n == 0 {
+        // Nothing to factor: R is empty; a complete Q (M x M) is the identity.
+        if let Some(qm) = q {
+            if m > 0 && q_cols == m {
+                qr::eye::<T>(&be.dev, stream, batch, m, qm)?;
+            }
+        }
         if info == 0 {
             return Ok(());
         }
@@ -518,18 +525,24 @@ fn all_instantiations() -> Vec<(String, String)> {
     let mut insts = Vec::new();
     for (tn, ct) in [("f32", "float"), ("f64", "double")] {
         for &(mm, w) in qr::REG_SHAPES {
-            let k = if w <= 32 { "warp" } else { "block" };
             insts.push((
-                format!("qr_{k}_{tn}_m{mm}_w{w}"),
-                format!("BL_QR_REG({k}, {tn}, {ct}, {mm}, {w})"),
+                format!("qr_warp_{tn}_m{mm}_w{w}"),
+                format!("BL_QR_REG(warp, {tn}, {ct}, {mm}, {w})"),
             ));
         }
         insts.push((format!("qr_smem_{tn}"), format!("BL_QR_SMEM({tn}, {ct})")));
+        for rpl in qr::WY_RPL {
+            insts.push((
+                format!("qr_wy_{tn}_r{rpl}"),
+                format!("BL_QR_WY({tn}, {ct}, {rpl})"),
+            ));
+        }
         insts.push((
             format!("qr_global_{tn}"),
             format!("BL_QR_GLOBAL({tn}, {ct})"),
         ));
         insts.push((format!("gemm_{tn}"), format!("BL_GEMM({tn}, {ct})")));
+        insts.push((format!("eye_{tn}"), format!("BL_EYE({tn}, {ct})")));
     }
     insts
 }

@@ -77,12 +77,38 @@ pub(crate) const REG_SHAPES: &[(usize, usize)] = &[
     (32, 32),
     (64, 32),
     (128, 32),
-    (32, 64),
-    (64, 64),
-    (128, 64),
-    (64, 128),
-    (128, 128),
 ];
+
+/// Rows a lane of the `wy` kernel holds (instantiated in kernels/qr.cu): m <= 32 * RPL.
+pub(crate) const WY_RPL: [usize; 2] = [2, 4];
+/// Columns a `wy` panel (BL_QR_WY's NB).
+const WY_NB: usize = 8;
+
+fn wy_rpl(m: usize) -> Option<usize> {
+    WY_RPL.into_iter().find(|&r| m <= 32 * r)
+}
+
+/// Threads a `wy` block: 4 warps when there are enough matrices to fill the GPU with
+/// several blocks an SM, else 8 (and always 8 for f64 above 64 rows: measured).
+fn wy_threads<T: Real>(dev: &Device, mats: u64, m: usize) -> usize {
+    if mats < 4 * dev.sm_count as u64 || (T::DTYPE == DType::F64 && m > 64) {
+        256
+    } else {
+        128
+    }
+}
+
+fn wy_smem_bytes<T: Real>(m: usize, n: usize, ncols: usize, threads: usize) -> usize {
+    let k = m.min(n);
+    let panels = k.div_ceil(WY_NB);
+    let e = (threads / 32) * 2 * WY_NB
+        + panels * WY_NB * (WY_NB + 1)
+        + WY_NB
+        + m * (ncols | 1)
+        + 2 * k
+        + 32;
+    e * std::mem::size_of::<T>()
+}
 
 /// Rows of a TSQR leaf.
 pub(crate) const LEAF: usize = 128;
@@ -94,18 +120,13 @@ fn tname<T: Real>() -> (&'static str, &'static str) {
     }
 }
 
-/// The smallest register kernel of the kind (warp: W <= 32, block: W > 32) for m rows and
-/// `ncols` columns; f64 stops at 64 rows (128 spills) unless `spill_ok` (TSQR leaves).
-pub(crate) fn reg_shape<T: Real>(warp: bool, m: usize, ncols: usize) -> Option<(usize, usize)> {
-    reg_shape_max::<T>(warp, m, ncols, false)
+/// The smallest warp kernel for m rows and `ncols` columns; f64 stops at 64 rows (128
+/// spills) unless `spill_ok` (TSQR leaves).
+pub(crate) fn reg_shape<T: Real>(m: usize, ncols: usize) -> Option<(usize, usize)> {
+    reg_shape_max::<T>(m, ncols, false)
 }
 
-fn reg_shape_max<T: Real>(
-    warp: bool,
-    m: usize,
-    ncols: usize,
-    spill_ok: bool,
-) -> Option<(usize, usize)> {
+fn reg_shape_max<T: Real>(m: usize, ncols: usize, spill_ok: bool) -> Option<(usize, usize)> {
     let maxm = if T::DTYPE == DType::F64 && !spill_ok {
         64
     } else {
@@ -114,7 +135,7 @@ fn reg_shape_max<T: Real>(
     REG_SHAPES
         .iter()
         .copied()
-        .filter(|&(mm, w)| (w <= 32) == warp && w >= ncols && mm >= m && mm <= maxm)
+        .filter(|&(mm, w)| w >= ncols && mm >= m && mm <= maxm)
         .min_by_key(|&(mm, w)| (w, mm))
 }
 
@@ -141,8 +162,11 @@ pub(crate) fn choose<T: Real>(
     if tall_ok && batch < 2 * dev.sm_count as usize {
         return QrKernel::Tall;
     }
-    if reg_shape::<T>(true, m, ncols).is_some() {
+    if m <= 64 && reg_shape::<T>(m, ncols).is_some() {
         return QrKernel::Warp;
+    }
+    if wy_rpl(m).is_some() && wy_smem_bytes::<T>(m, n, ncols, 256) <= dev.smem_optin {
+        return QrKernel::Wy;
     }
     if smem_bytes::<T>(m, n, ncols, true) <= dev.smem_optin {
         return QrKernel::Smem;
@@ -214,25 +238,52 @@ unsafe fn launch_single<T: Real>(
         return Ok(());
     }
     match kind {
-        QrKernel::Warp | QrKernel::Block => {
-            let warp = kind == QrKernel::Warp;
-            let (mm, w) = reg_shape_max::<T>(warp, m, ncols, spill_ok).ok_or_else(|| {
+        QrKernel::Warp => {
+            let (mm, w) = reg_shape_max::<T>(m, ncols, spill_ok).ok_or_else(|| {
                 Error::Argument(format!(
-                    "the {} kernel does not take {m}x{n} ({ncols} columns) in {tn}",
-                    if warp { "warp" } else { "block" }
+                    "the warp kernel does not take {m}x{n} ({ncols} columns) in {tn}"
                 ))
             })?;
-            let kname = if warp { "warp" } else { "block" };
-            let name = format!("qr_{kname}_{tn}_m{mm}_w{w}");
-            let inst = format!("BL_QR_REG({kname}, {tn}, {ct}, {mm}, {w})");
+            let name = format!("qr_warp_{tn}_m{mm}_w{w}");
+            let inst = format!("BL_QR_REG(warp, {tn}, {ct}, {mm}, {w})");
             let f = dev.function(&name, &inst, 0)?;
-            let block = if w <= 32 { 128 } else { w };
-            let gpb = (block / w) as u64;
+            // 128 threads a block: 128 / w matrices.
+            let gpb = (128 / w) as u64;
             let grid = total.div_ceil(gpb);
             if grid > i32::MAX as u64 {
                 return Err(Error::Overflow("batch too large for one launch".into()));
             }
-            launch(f, (grid as u32, 1), block as u32, 0, stream, &p)
+            launch(f, (grid as u32, 1), 128, 0, stream, &p)
+        }
+        QrKernel::Wy => {
+            let too_big = |what: String| {
+                Error::Argument(format!(
+                    "the wy kernel does not take {m}x{n} in {tn}: {what}"
+                ))
+            };
+            let rpl = wy_rpl(m).ok_or_else(|| too_big("more than 128 rows".into()))?;
+            let threads = wy_threads::<T>(dev, total, m);
+            let smem = wy_smem_bytes::<T>(m, n, ncols, threads);
+            if smem > dev.smem_optin {
+                return Err(too_big(format!("{smem} bytes of shared memory")));
+            }
+            p.wld = (ncols | 1) as i32;
+            let f = dev.function(
+                &format!("qr_wy_{tn}_r{rpl}"),
+                &format!("BL_QR_WY({tn}, {ct}, {rpl})"),
+                dev.smem_optin,
+            )?;
+            if total > i32::MAX as u64 {
+                return Err(Error::Overflow("batch too large for one launch".into()));
+            }
+            launch(
+                f,
+                (total as u32, 1),
+                threads as u32,
+                smem as u32,
+                stream,
+                &p,
+            )
         }
         QrKernel::Smem | QrKernel::Large => {
             let shared = kind == QrKernel::Smem;
@@ -278,6 +329,30 @@ unsafe fn launch_single<T: Real>(
     }
 }
 
+/// Q = I for a batch of M x 0 matrices in complete mode (nothing to factor).
+pub(crate) unsafe fn eye<T: Real>(
+    dev: &Device,
+    stream: cu::CUstream,
+    batch: usize,
+    m: usize,
+    q: DevMat,
+) -> Result<()> {
+    let (tn, ct) = tname::<T>();
+    let f = dev.function(&format!("eye_{tn}"), &format!("BL_EYE({tn}, {ct})"), 0)?;
+    let p = QrArgs {
+        q: q.ptr,
+        q_bs: q.batch_stride,
+        q_rs: q.row_stride,
+        q_cs: q.col_stride,
+        batch: i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))?,
+        m: m as i32,
+        qcols: m as i32,
+        ..Default::default()
+    };
+    let blocks = ((batch * m * m).div_ceil(256)).min(4096) as u32;
+    launch(f, (blocks, 1), 256, 0, stream, &p)
+}
+
 unsafe fn gemm<T: Real>(dev: &Device, stream: cu::CUstream, g: GemmArgs) -> Result<()> {
     let (tn, ct) = tname::<T>();
     let f = dev.function(&format!("gemm_{tn}"), &format!("BL_GEMM({tn}, {ct})"), 0)?;
@@ -309,7 +384,7 @@ unsafe fn tall<T: Real>(
     let leaf_kind = if n <= 32 {
         QrKernel::Warp
     } else {
-        QrKernel::Block
+        QrKernel::Wy
     };
     let wantq = c.q.is_some();
     struct Level {
@@ -393,7 +468,7 @@ unsafe fn tall<T: Real>(
     let top_kind = if n <= 32 {
         QrKernel::Warp
     } else {
-        QrKernel::Block
+        QrKernel::Wy
     };
     launch_single::<T>(dev, top_kind, stream, p, sc, true)?;
     if !wantq {

@@ -500,7 +500,7 @@ fn nvrtc_compiles_every_kernel() {
             for (name, bytes) in &v {
                 println!("{name}: {bytes} bytes of CUBIN");
             }
-            assert_eq!(v.len(), 2 * (qr::REG_SHAPES.len() + 3));
+            assert_eq!(v.len(), 2 * (qr::REG_SHAPES.len() + qr::WY_RPL.len() + 4));
         }
         Err(Error::Unavailable(e)) => println!("skipped: no NVRTC ({e})"),
         Err(e) => panic!("{e}"),

@@ -5,11 +5,14 @@
 //   qr_warp_<t>_m<M>_w<W>   W in {8,16,32}: a group of W lanes a matrix, 128/W matrices
 //                           a block; column j of the matrix in lane j's registers
 //                           (M rows, zero padded). n <= W, m <= M.
-//   qr_block_<t>_m<M>_w<W>  W in {64,128}: one matrix a block, column j in thread j.
+//   (the template also takes W = 64/128 threads a matrix, a block each: the retired
+//   `block` kernel, which the wy kernel beat at every shape it took.)
 //   qr_smem_<t>             one matrix a block, the matrix in shared memory (row-major
 //                           work copy, ld = wld), any thread count (multiple of 32).
 //   qr_global_<t>           as qr_smem with the work copy in global scratch (any size).
+//   qr_wy_<t>_r<RPL>        as qr_smem, blocked (compact WY): m <= 32*RPL, 256 threads.
 //   gemm_<t>                batched C = A * B (64x64 tiles), for TSQR's Q.
+//   eye_<t>                 Q = I (complete mode on M x 0 input).
 //
 // All: per-matrix power-of-two scaling so max|a| lies in [0.5, 1), undone on output;
 // Householder as LAPACK's xGEQR2 (beta = -sign(alpha) * norm, tau = (beta-alpha)/beta,
@@ -17,6 +20,23 @@
 // Q formed in place as xORG2R; then row k of R and column k of Q negated where R_kk < 0.
 // info: bit 0 non-finite input (every output NaN), bit 2 some |R_kk| <=
 // max(m,n) * eps * max|A|.
+
+// Householder reflector of a column with leading entry alpha and sub-diagonal sum of
+// squares ss, as LAPACK's xLARFG: H x = beta e1 with v = x / (alpha - beta) below the
+// diagonal; tau = 0 (H = I) when ss is below the smallest normal number.
+template <typename T>
+__device__ __forceinline__ void bl_householder(T alpha, T ss, T& beta, T& tau, T& scal) {
+    if (ss < BlT<T>::tiny()) {
+        beta = alpha;
+        tau = T(0);
+        scal = T(0);
+    } else {
+        const T nrm = BlT<T>::sqrt_(alpha * alpha + ss);
+        beta = alpha >= T(0) ? -nrm : nrm;
+        tau = (beta - alpha) / beta;
+        scal = T(1) / (alpha - beta);
+    }
+}
 
 // ---------------------------------------------------------------------------------
 // Register kernels: a column a thread.
@@ -135,16 +155,7 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
         }
         const T ss = s0 + s1;
         T beta, tau, scal;
-        if (ss < BlT<T>::tiny()) {
-            beta = alpha;
-            tau = T(0);
-            scal = T(0);
-        } else {
-            const T nrm = BlT<T>::sqrt_(alpha * alpha + ss);
-            beta = alpha >= T(0) ? -nrm : nrm;
-            tau = (beta - alpha) / beta;
-            scal = T(1) / (alpha - beta);
-        }
+        bl_householder(alpha, ss, beta, tau, scal);
 #pragma unroll
         for (int c = 0; c < NCH; ++c) {
             if (c * CH + CH > kk) {
@@ -292,6 +303,88 @@ __device__ __forceinline__ T bl_block_sum(T v, T* red) {
     return r;
 }
 
+// Copies matrix b of A into the row-major work copy W (mm x ld, zero padded to mm rows and
+// nc columns) and scales it so max|a| lies in [0.5, 1) (2^-e). A non-finite matrix gets
+// NaN outputs and its info word here, and the call returns true (the block is done).
+template <typename T>
+__device__ bool bl_mem_load(const QrArgs& p, bl_i64 b, bl_i64 outer, int in, int mr, int mm, int n,
+                            int nc, int qc, T* W, int ld, T* sred, int& e, T& thr) {
+    const int tid = threadIdx.x;
+    const int NT = blockDim.x;
+    const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
+    T mx = T(0);
+    const int tot = mm * nc;
+    for (int idx = tid; idx < tot; idx += NT) {
+        const int i = idx / nc, jj = idx - i * nc;
+        T x = (i < mr && jj < n) ? A[(bl_i64)i * p.a_rs + (bl_i64)jj * p.a_cs] : T(0);
+        W[(bl_i64)i * ld + jj] = x;
+        const T f = bl_absflag(x);
+        mx = f > mx ? f : mx;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        T o = bl_shfl_xor(mx, off);
+        mx = o > mx ? o : mx;
+    }
+    if ((tid & 31) == 0) sred[tid >> 5] = mx;
+    __syncthreads();
+    mx = T(0);
+    for (int w = 0; w < (NT >> 5); ++w) mx = sred[w] > mx ? sred[w] : mx;
+    __syncthreads();
+    const bool bad = !(mx <= BlT<T>::huge());
+    e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
+    if (bad) {
+        T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
+        for (int idx = tid; idx < p.rrows * n; idx += NT) {
+            const int i = idx / n, jj = idx - i * n;
+            R[(bl_i64)i * p.r_rs + (bl_i64)jj * p.r_cs] = BlT<T>::nan();
+        }
+        if (p.q) {
+            T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
+            for (int idx = tid; idx < mr * qc; idx += NT) {
+                const int i = idx / qc, jj = idx - i * qc;
+                Q[(bl_i64)i * p.q_rs + (bl_i64)jj * p.q_cs] = BlT<T>::nan();
+            }
+        }
+        if (tid == 0 && p.info) p.info[b] = BL_INFO_NONFINITE;
+        return true;
+    }
+    if (e != 0) {
+        for (int idx = tid; idx < tot; idx += NT) {
+            const int i = idx / nc, jj = idx - i * nc;
+            W[(bl_i64)i * ld + jj] = bl_scale2(W[(bl_i64)i * ld + jj], -e);
+        }
+    }
+    thr = T(max(mr, n)) * BlT<T>::eps() * bl_scale2(mx, -e);
+    __syncthreads();
+    return false;
+}
+
+// R (rrows x n) from the factored work copy: upper triangle, row k times sign k, 2^e.
+template <typename T>
+__device__ void bl_mem_store_r(const QrArgs& p, bl_i64 outer, int in, int mr, int n, const T* W, int ld,
+                               const T* ssgn, int e) {
+    T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
+    for (int idx = threadIdx.x; idx < p.rrows * n; idx += blockDim.x) {
+        const int i = idx / n, jj = idx - i * n;
+        T val = T(0);
+        if (i <= jj && i < mr) val = bl_scale2(W[(bl_i64)i * ld + jj] * ssgn[i], e);
+        R[(bl_i64)i * p.r_rs + (bl_i64)jj * p.r_cs] = val;
+    }
+}
+
+// Q (mr x qc) from the work copy holding it; column k < K times sign k.
+template <typename T>
+__device__ void bl_mem_store_q(const QrArgs& p, bl_i64 outer, int in, int mr, int K, int qc, const T* W,
+                               int ld, const T* ssgn) {
+    T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
+    for (int idx = threadIdx.x; idx < mr * qc; idx += blockDim.x) {
+        const int i = idx / qc, jj = idx - i * qc;
+        const T sg = jj < K ? ssgn[jj] : T(1);
+        Q[(bl_i64)i * p.q_rs + (bl_i64)jj * p.q_cs] = W[(bl_i64)i * ld + jj] * sg;
+    }
+}
+
 template <typename T, bool GL>
 __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
@@ -321,54 +414,10 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
     T* stau = sred + 64;
     T* ssgn = stau + K;
 
-    const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
-    T mx = T(0);
-    const int tot = mm * nc;
-    for (int idx = tid; idx < tot; idx += NT) {
-        const int i = idx / nc, jj = idx - i * nc;
-        T x = (i < mr && jj < n) ? A[(bl_i64)i * p.a_rs + (bl_i64)jj * p.a_cs] : T(0);
-        W[(bl_i64)i * ld + jj] = x;
-        const T f = bl_absflag(x);
-        mx = f > mx ? f : mx;
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        T o = bl_shfl_xor(mx, off);
-        mx = o > mx ? o : mx;
-    }
-    if ((tid & 31) == 0) sred[tid >> 5] = mx;
-    __syncthreads();
-    mx = T(0);
-    for (int w = 0; w < (NT >> 5); ++w) mx = sred[w] > mx ? sred[w] : mx;
-    __syncthreads();
-    const bool bad = !(mx <= BlT<T>::huge());
-    const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
-    if (bad) {
-        T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
-        for (int idx = tid; idx < p.rrows * n; idx += NT) {
-            const int i = idx / n, jj = idx - i * n;
-            R[(bl_i64)i * p.r_rs + (bl_i64)jj * p.r_cs] = BlT<T>::nan();
-        }
-        if (p.q) {
-            T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
-            for (int idx = tid; idx < mr * qc; idx += NT) {
-                const int i = idx / qc, jj = idx - i * qc;
-                Q[(bl_i64)i * p.q_rs + (bl_i64)jj * p.q_cs] = BlT<T>::nan();
-            }
-        }
-        if (tid == 0 && p.info) p.info[b] = BL_INFO_NONFINITE;
-        return;
-    }
-    if (e != 0) {
-        for (int idx = tid; idx < tot; idx += NT) {
-            const int i = idx / nc, jj = idx - i * nc;
-            W[(bl_i64)i * ld + jj] = bl_scale2(W[(bl_i64)i * ld + jj], -e);
-        }
-    }
-    const T thr = T(max(mr, n)) * BlT<T>::eps() * bl_scale2(mx, -e);
+    int e;
+    T thr;
+    if (bl_mem_load<T>(p, b, outer, in, mr, mm, n, nc, qc, W, ld, sred, e, thr)) return;
     unsigned rd = 0;
-    __syncthreads();
-
     for (int kk = 0; kk < K; ++kk) {
         const int buf = kk & 1;
         T* v = sv + buf * mm;
@@ -381,16 +430,7 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
         const T ss = bl_block_sum(part, sred + buf * 32);
         const T alpha = v[kk];
         T beta, tau, scal;
-        if (ss < BlT<T>::tiny()) {
-            beta = alpha;
-            tau = T(0);
-            scal = T(0);
-        } else {
-            const T nrm = BlT<T>::sqrt_(alpha * alpha + ss);
-            beta = alpha >= T(0) ? -nrm : nrm;
-            tau = (beta - alpha) / beta;
-            scal = T(1) / (alpha - beta);
-        }
+        bl_householder(alpha, ss, beta, tau, scal);
         for (int i = kk + tid; i < mm; i += NT) W[(bl_i64)i * ld + kk] = (i == kk) ? beta : v[i] * scal;
         if (tid == 0) {
             stau[kk] = tau;
@@ -417,15 +457,7 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
     }
     rd = __syncthreads_or(rd);
 
-    {
-        T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
-        for (int idx = tid; idx < p.rrows * n; idx += NT) {
-            const int i = idx / n, jj = idx - i * n;
-            T val = T(0);
-            if (i <= jj && i < mr) val = bl_scale2(W[(bl_i64)i * ld + jj] * ssgn[i], e);
-            R[(bl_i64)i * p.r_rs + (bl_i64)jj * p.r_cs] = val;
-        }
-    }
+    bl_mem_store_r<T>(p, outer, in, mr, n, W, ld, ssgn, e);
     if (tid == 0 && p.info) p.info[b] = rd ? BL_INFO_RANK_DEFICIENT : 0u;
     if (!p.q) return;
 
@@ -458,12 +490,325 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
             W[(bl_i64)i * ld + i0] = (i < i0) ? T(0) : (i == i0 ? T(1) - tau : -tau * v[i]);
     }
     __syncthreads();
-    T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
-    for (int idx = tid; idx < mr * qc; idx += NT) {
-        const int i = idx / qc, jj = idx - i * qc;
-        const T sg = jj < K ? ssgn[jj] : T(1);
-        Q[(bl_i64)i * p.q_rs + (bl_i64)jj * p.q_cs] = W[(bl_i64)i * ld + jj] * sg;
+    bl_mem_store_q<T>(p, outer, in, mr, K, qc, W, ld, ssgn);
+}
+
+// ---------------------------------------------------------------------------------
+// Blocked kernel (compact WY): one block a matrix in shared memory as qr_smem, but the
+// trailing matrix is updated once a panel of NB columns, C -= V T^T (V^T C), instead of
+// once a column (LAPACK's xGEQRF with xLARFT; Q backwards as xORGQR). Warps own columns,
+// lanes own rows (row lane + 32 t, t < RPL): a panel's V sits in registers, so each
+// trailing column costs RPL loads and stores and 2*NB*RPL FMAs a lane. m <= 32 * RPL.
+
+template <typename T>
+__device__ __forceinline__ T bl_warp_sum(T v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += bl_shfl_xor(v, off);
+    return v;
+}
+
+template <int NB>
+struct BlLog2 {
+    static const int v = NB == 32 ? 5 : NB == 16 ? 4 : NB == 8 ? 3 : NB == 4 ? 2 : NB == 2 ? 1 : 0;
+};
+
+// c ? a : b on registers. Opaque to the compiler, which otherwise turns a select of two
+// array elements into a load from a computed address (the array then goes to local memory).
+__device__ __forceinline__ float bl_sel(bool c, float a, float b) {
+    float r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.f32 %0, %1, %2, p; }" : "=f"(r) : "f"(a), "f"(b), "r"((unsigned)c));
+    return r;
+}
+__device__ __forceinline__ double bl_sel(bool c, double a, double b) {
+    double r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.f64 %0, %1, %2, p; }" : "=d"(r) : "d"(a), "d"(b), "r"((unsigned)c));
+    return r;
+}
+
+// One halving stage of bl_reduce_scatter: lanes with `BIT` set keep y[HALF..2 HALF), the
+// others y[0..HALF), each adding its partner's copy; then the next stage.
+template <typename T, int HALF, int BIT>
+struct BlRsStage {
+    static __device__ __forceinline__ void run(T* y, int lane) {
+        const bool up = (lane & BIT) != 0;
+#pragma unroll
+        for (int i = 0; i < HALF; ++i) {
+            const T send = bl_sel(up, y[i], y[i + HALF]);
+            const T keep = bl_sel(up, y[i + HALF], y[i]);
+            y[i] = keep + bl_shfl_xor(send, BIT);
+        }
+        BlRsStage<T, HALF / 2, BIT / 2>::run(y, lane);
     }
+};
+template <typename T, int BIT>
+struct BlRsStage<T, 0, BIT> {  // one value left: sum it over the remaining lane bits
+    static __device__ __forceinline__ void run(T* y, int) {
+#pragma unroll
+        for (int b = BIT; b > 0; b >>= 1) y[0] += bl_shfl_xor(y[0], b);
+    }
+};
+
+// Sums y[0..NB) over the warp; lane l ends with the full sum of y[l >> (5 - log2 NB)] in
+// y[0] (NB - 1 + 5 - log2 NB shuffles, against 5 NB for a butterfly of each value).
+template <typename T, int NB>
+__device__ __forceinline__ T bl_reduce_scatter(T* y, int lane) {
+    BlRsStage<T, NB / 2, 16>::run(y, lane);
+    return y[0];
+}
+
+template <typename T, int RPL, int NB>
+__device__ __forceinline__ void bl_qr_wy(const QrArgs& p) {
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    constexpr int SH = 5 - BlLog2<NB>::v;  // lane l holds reduced value l >> SH
+    constexpr int TLD = NB + 1;
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
+    const int nw = blockDim.x >> 5;
+    const bl_i64 b = blockIdx.x;
+    const bl_i64 outer = b / p.inner;
+    const int in = (int)(b - outer * p.inner);
+    const int mr = (in == p.inner - 1) ? p.m_last : p.m;
+    const int mm = p.m;
+    const int n = p.n;
+    const int K = min(mm, n);
+    const int qc = p.q ? p.qcols : 0;
+    const int nc = max(n, qc);
+    const int ld = p.wld;
+
+    T* sY = (T*)bl_smem;             // nw x 2 x NB: a warp's V^T c and T^T V^T c
+    const int npan = (K + NB - 1) / NB;
+    T* sT = sY + nw * 2 * NB;        // npan x NB x TLD: each panel's T
+    T* sG = sT + npan * NB * TLD;    // NB: a column of V^T V
+    T* W = sG + NB;                  // mm x ld, row-major
+    T* stau = W + (bl_i64)mm * ld;
+    T* ssgn = stau + K;
+    T* sred = ssgn + K;  // 32
+
+    int e;
+    T thr;
+    if (bl_mem_load<T>(p, b, outer, in, mr, mm, n, nc, qc, W, ld, sred, e, thr)) return;
+    unsigned rd = 0;
+
+    auto load_col = [&](T* x, int j, int r0) {
+#pragma unroll
+        for (int t = 0; t < RPL; ++t) {
+            const int i = lane + 32 * t;
+            x[t] = (i >= r0 && i < mm) ? W[i * ld + j] : T(0);
+        }
+    };
+    auto store_col = [&](const T* x, int j, int r0) {
+#pragma unroll
+        for (int t = 0; t < RPL; ++t) {
+            const int i = lane + 32 * t;
+            if (i >= r0 && i < mm) W[i * ld + j] = x[t];
+        }
+    };
+    // Reflector of column c from the calling warp's x (rows lane + 32t, updated): v below
+    // the diagonal and beta on it into W, tau and the sign into shared memory.
+    auto reflect = [&](const T* x, int c) {
+        T ss = T(0), xs = T(0);
+#pragma unroll
+        for (int t = 0; t < RPL; ++t) {
+            const int i = lane + 32 * t;
+            if (i > c && i < mm) ss += x[t] * x[t];
+            xs += (i == c) ? x[t] : T(0);  // not x[c >> 5]: that would go to local memory
+        }
+        ss = bl_warp_sum(ss);
+        const T alpha = __shfl_sync(0xffffffffu, xs, c & 31);
+        T beta, tau, scal;
+        bl_householder(alpha, ss, beta, tau, scal);
+#pragma unroll
+        for (int t = 0; t < RPL; ++t) {
+            const int i = lane + 32 * t;
+            if (i == c) W[i * ld + c] = beta;
+            else if (i > c && i < mm) W[i * ld + c] = x[t] * scal;
+        }
+        if (lane == 0) {
+            stau[c] = tau;
+            ssgn[c] = beta < T(0) ? T(-1) : T(1);
+            if (BlT<T>::abs_(beta) <= thr) rd = 1;
+        }
+    };
+    // Column c of the panel's T (xLARFT, forward): G[a] = v_a . v_c for a < c (v_c in
+    // this warp's v registers), T[a][c] = -tau_c sum_l T[a][l] G[l], T[c][c] = tau_c.
+    auto t_column = [&](T* sTp, int k0, int c, const T* v) {
+        T y[NB];
+#pragma unroll
+        for (int a = 0; a < NB; ++a) {
+            T s = T(0);
+            if (a < c) {
+#pragma unroll
+                for (int t = 0; t < RPL; ++t) {
+                    const int i = lane + 32 * t;
+                    if (i >= k0 + c && i < mm) s += W[i * ld + k0 + a] * v[t];
+                }
+            }
+            y[a] = s;
+        }
+        const T ga = bl_reduce_scatter<T, NB>(y, lane);
+        if ((lane & ((1 << SH) - 1)) == 0) sG[lane >> SH] = ga;
+        __syncwarp();
+        if (lane < NB) {
+            const T tau = stau[k0 + c];
+            T val = T(0);
+            if (lane == c) {
+                val = tau;
+            } else if (lane < c) {
+                T s0 = T(0), s1 = T(0);
+                int l = lane;
+                for (; l + 1 < c; l += 2) {
+                    s0 += sTp[lane * TLD + l] * sG[l];
+                    s1 += sTp[lane * TLD + l + 1] * sG[l + 1];
+                }
+                if (l < c) s0 += sTp[lane * TLD + l] * sG[l];
+                val = -tau * (s0 + s1);
+            }
+            sTp[lane * TLD + c] = val;
+        }
+        __syncwarp();
+    };
+    // The panel's V (columns k0.., nb of them, unit diagonal) into registers, and lane l's
+    // column (trans: T^T is applied) or row of the panel's T into tc.
+    T vr[RPL][NB];
+    T tc[NB];
+    auto load_v = [&](const T* sTp, int k0, int nb, bool trans) {
+#pragma unroll
+        for (int t = 0; t < RPL; ++t) {
+            const int i = lane + 32 * t;
+#pragma unroll
+            for (int a = 0; a < NB; ++a) {
+                T x = T(0);
+                if (a < nb && i >= k0 + a && i < mm) x = (i == k0 + a) ? T(1) : W[i * ld + k0 + a];
+                vr[t][a] = x;
+            }
+        }
+        const int l = lane & (NB - 1);
+#pragma unroll
+        for (int a = 0; a < NB; ++a) {
+            const bool in_t = a < nb && l < nb;
+            tc[a] = in_t ? (trans ? sTp[a * TLD + l] : sTp[l * TLD + a]) : T(0);
+        }
+    };
+    // Columns [j0, j1) of W, rows >= k0: C -= V * op(T) * V^T C, a column a warp at a time.
+    auto apply = [&](int k0, int j0, int j1) {
+        T* y1 = sY + wid * 2 * NB;
+        T* y2 = y1 + NB;
+        for (int j = j0 + wid; j < j1; j += nw) {
+            T x[RPL];
+            load_col(x, j, k0);
+            T y[NB];
+#pragma unroll
+            for (int a = 0; a < NB; ++a) {
+                T s = T(0);
+#pragma unroll
+                for (int t = 0; t < RPL; ++t) s += vr[t][a] * x[t];
+                y[a] = s;
+            }
+            const T ya = bl_reduce_scatter<T, NB>(y, lane);
+            if ((lane & ((1 << SH) - 1)) == 0) y1[lane >> SH] = ya;
+            __syncwarp();
+            if (lane < NB) {
+                T s0 = T(0), s1 = T(0);
+#pragma unroll
+                for (int a = 0; a < NB; a += BlVec<T>::N) {
+                    T yv[BlVec<T>::N];
+                    BlVec<T>::ld(y1 + a, yv);
+#pragma unroll
+                    for (int u = 0; u < BlVec<T>::N; u += 2) {
+                        s0 += tc[a + u] * yv[u];
+                        s1 += tc[a + u + 1] * yv[u + 1];
+                    }
+                }
+                y2[lane] = s0 + s1;
+            }
+            __syncwarp();
+            T x1[RPL];
+#pragma unroll
+            for (int t = 0; t < RPL; ++t) x1[t] = T(0);
+#pragma unroll
+            for (int a = 0; a < NB; a += BlVec<T>::N) {
+                T yv[BlVec<T>::N];
+                BlVec<T>::ld(y2 + a, yv);
+#pragma unroll
+                for (int u = 0; u < BlVec<T>::N; u += 2)
+#pragma unroll
+                    for (int t = 0; t < RPL; ++t) {
+                        x[t] -= vr[t][a + u] * yv[u];
+                        x1[t] -= vr[t][a + u + 1] * yv[u + 1];
+                    }
+            }
+#pragma unroll
+            for (int t = 0; t < RPL; ++t) x[t] += x1[t];
+            store_col(x, j, k0);
+        }
+    };
+
+    for (int k0 = 0; k0 < K; k0 += NB) {
+        const int nb = min(NB, K - k0), pend = k0 + nb;
+        T* sTp = sT + (k0 / NB) * NB * TLD;
+        if (wid == 0) {
+            T x[RPL];
+            load_col(x, k0, k0);
+            reflect(x, k0);
+        }
+        __syncthreads();
+        // Step kk: the owner of column kk+1 updates it and builds reflector kk+1 (the
+        // critical path); the other warps update their columns; the warp that built
+        // reflector kk adds column kk - k0 of T.
+        for (int kk = k0; kk < pend; ++kk) {
+            const T tau = stau[kk];
+            T v[RPL];
+#pragma unroll
+            for (int t = 0; t < RPL; ++t) {
+                const int i = lane + 32 * t;
+                v[t] = (i == kk) ? T(1) : ((i > kk && i < mm) ? W[i * ld + kk] : T(0));
+            }
+            const int first = kk + 1 + ((wid - (kk + 1 - k0)) % nw + nw) % nw;
+            for (int j = first; j < pend; j += nw) {
+                T x[RPL];
+                load_col(x, j, kk);
+                T d = T(0);
+#pragma unroll
+                for (int t = 0; t < RPL; ++t) d += v[t] * x[t];
+                const T w = tau * bl_warp_sum(d);
+#pragma unroll
+                for (int t = 0; t < RPL; ++t) x[t] -= w * v[t];
+                store_col(x, j, kk);
+                if (j == kk + 1) reflect(x, kk + 1);
+            }
+            if ((kk - k0) % nw == wid && (pend < n || qc > 0)) t_column(sTp, k0, kk - k0, v);
+            __syncthreads();
+        }
+        if (pend < n) {
+            load_v(sTp, k0, nb, true);
+            apply(k0, pend, n);
+            __syncthreads();
+        }
+    }
+    rd = __syncthreads_or(rd);
+    bl_mem_store_r<T>(p, outer, in, mr, n, W, ld, ssgn, e);
+    if (tid == 0 && p.info) p.info[b] = rd ? BL_INFO_RANK_DEFICIENT : 0u;
+    if (!p.q) return;
+
+    // Q = H_0 H_1 ... applied to the identity, a panel at a time from the last: the panel's
+    // V into registers, its columns set to the identity, then all of [k0, qc) updated.
+    for (int idx = tid; idx < mm * qc; idx += blockDim.x) {
+        const int i = idx / qc, jj = idx - i * qc;
+        if (jj >= K) W[i * ld + jj] = (i == jj) ? T(1) : T(0);
+    }
+    for (int k0 = ((K - 1) / NB) * NB; k0 >= 0; k0 -= NB) {
+        const int nb = min(NB, K - k0), pend = k0 + nb;
+        __syncthreads();
+        load_v(sT + (k0 / NB) * NB * TLD, k0, nb, false);
+        __syncthreads();
+        for (int idx = tid; idx < mm * nb; idx += blockDim.x) {
+            const int i = idx / nb, jj = k0 + idx - i * nb;
+            W[i * ld + jj] = (i == jj) ? T(1) : T(0);
+        }
+        __syncthreads();
+        apply(k0, k0, qc);
+    }
+    __syncthreads();
+    bl_mem_store_q<T>(p, outer, in, mr, K, qc, W, ld, ssgn);
 }
 
 // ---------------------------------------------------------------------------------
@@ -526,6 +871,24 @@ __device__ __forceinline__ void bl_gemm(const GemmArgs& p) {
 }
 
 // ---------------------------------------------------------------------------------
+// Q of M x 0 matrices in complete mode: the identity (nothing to factor). Grid-stride over
+// batch * m * qcols elements.
+
+template <typename T>
+__device__ __forceinline__ void bl_eye(const QrArgs& p) {
+    const bl_i64 per = (bl_i64)p.m * p.qcols;
+    const bl_i64 total = (bl_i64)p.batch * per;
+    for (bl_i64 idx = blockIdx.x * (bl_i64)blockDim.x + threadIdx.x; idx < total;
+         idx += (bl_i64)gridDim.x * blockDim.x) {
+        const bl_i64 b = idx / per;
+        const bl_i64 rem = idx - b * per;
+        const int i = (int)(rem / p.qcols), j = (int)(rem - (bl_i64)i * p.qcols);
+        T* Q = (T*)p.q + b * p.q_bs;
+        Q[(bl_i64)i * p.q_rs + (bl_i64)j * p.q_cs] = (i == j) ? T(1) : T(0);
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // Instantiations. Keep the list in step with REG_SHAPES in cuda/mod.rs.
 
 #define BL_QR_REG(KIND, TN, T, M, W)                                                        \
@@ -538,6 +901,12 @@ __device__ __forceinline__ void bl_gemm(const GemmArgs& p) {
     extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T, false>(p); }
 #define BL_QR_GLOBAL(TN, T)                                                                 \
     extern "C" __global__ void __launch_bounds__(1024) qr_global_##TN(QrArgs p) { bl_qr_mem<T, true>(p); }
+// Blocked kernel: m <= 32*RPL rows; panels of 8 columns (16 measured slower in f32: more
+// registers, fewer blocks an SM).
+#define BL_QR_WY(TN, T, RPL)                                                                \
+    extern "C" __global__ void __launch_bounds__(256) qr_wy_##TN##_r##RPL(QrArgs p) { bl_qr_wy<T, RPL, 8>(p); }
+#define BL_EYE(TN, T) \
+    extern "C" __global__ void __launch_bounds__(256) eye_##TN(QrArgs p) { bl_eye<T>(p); }
 #define BL_GEMM(TN, T) \
     extern "C" __global__ void __launch_bounds__(256) gemm_##TN(GemmArgs p) { bl_gemm<T>(p); }
 // The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
@@ -552,12 +921,9 @@ __device__ __forceinline__ void bl_gemm(const GemmArgs& p) {
     BL_QR_REG(warp, TN, T, 32, 32)                                                          \
     BL_QR_REG(warp, TN, T, 64, 32)                                                          \
     BL_QR_REG(warp, TN, T, 128, 32)                                                         \
-    BL_QR_REG(block, TN, T, 32, 64)                                                         \
-    BL_QR_REG(block, TN, T, 64, 64)                                                         \
-    BL_QR_REG(block, TN, T, 128, 64)                                                        \
-    BL_QR_REG(block, TN, T, 64, 128)                                                        \
-    BL_QR_REG(block, TN, T, 128, 128)                                                       \
-    BL_QR_SMEM(TN, T) BL_QR_GLOBAL(TN, T) BL_GEMM(TN, T)
+    BL_QR_WY(TN, T, 2)                                                                      \
+    BL_QR_WY(TN, T, 4)                                                                      \
+    BL_QR_SMEM(TN, T) BL_QR_GLOBAL(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_QR_ALL(f32, float)
