@@ -554,6 +554,7 @@ int main(int argc, char** argv) {
         timeit<float>(WY, 1024, 128, 128, true, 1);
         g_wy_threads = 256;
         timeit<float>(WY, 4, 64, 64, true, 1);
+        timeit<float>(WARP, 4096, 32, 32, true, 1);
     }
     if (has("check")) printf("CHECKS: %d failed\n", g_fail);
     if (has("wytime")) {
