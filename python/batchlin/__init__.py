@@ -40,6 +40,7 @@ from typing import NamedTuple, Any
 
 from . import _native
 from . import _front
+from . import _jax
 from ._front import DTypeError, UnavailableError, to_host, _ndarray, F32, F64
 
 __version__ = _native.__version__
@@ -148,6 +149,9 @@ def _qr(a, mode, backend, ex):
         wrap = None
     elif _torch_tensor(a):
         return _bt().qr(a, mode, backend, ex)
+    elif _jax.is_jax(a) and (res := _jax.qr(a, mode, backend)) is not None:
+        q, r, info = res
+        wrap = None
     elif _front.is_cupy(a):
         q, r, info = _front.qr_cupy(a, mode, backend)
         wrap = None
@@ -189,6 +193,8 @@ def _eigh(a, UPLO, vectors, backend, ex):
         w, v, info = _native.eigh(a, UPLO, vectors, backend)
     elif _torch_tensor(a):
         return _bt().eigh(a, UPLO, vectors, backend, ex)
+    elif _jax.is_jax(a) and (res := _jax.eigh(a, UPLO, vectors, backend)) is not None:
+        w, v, info = res
     else:
         x, wrap = to_host(a, "eigh" if vectors else "eigvalsh")
         w, v, info = _native.eigh(x, UPLO, vectors, backend)
@@ -233,6 +239,8 @@ def _svd(a, full_matrices, vectors, backend, ex):
         u, s, vh, info = _native.svd(a, full_matrices, vectors, backend)
     elif _torch_tensor(a):
         return _bt().svd(a, full_matrices, vectors, backend, ex)
+    elif _jax.is_jax(a) and (res := _jax.svd(a, full_matrices, vectors, backend)) is not None:
+        u, s, vh, info = res
     else:
         x, wrap = to_host(a, "svd" if vectors else "svdvals")
         u, s, vh, info = _native.svd(x, full_matrices, vectors, backend)

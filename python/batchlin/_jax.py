@@ -1,0 +1,353 @@
+"""JAX arrays through XLA's FFI: batchlin's operations as XLA custom calls.
+
+The native module carries one ``XLA_FFI_Handler`` per operation and platform
+(``crates/batchlin-py/src/xla_ffi.rs``): targets ``batchlin_qr``, ``batchlin_eigh`` and
+``batchlin_svd``, for the platforms "cpu" (the batchlin core on XLA's host buffers) and
+"CUDA" (QR through the GPU backend on XLA's stream; eigh and the SVD answer with an
+UNIMPLEMENTED error until the GPU backend has them). They are registered with
+``jax.ffi.register_ffi_target`` on the first JAX input, and every call goes through
+``jax.ffi.ffi_call``:
+
+- the same call works on concrete arrays and on traced values (inside ``jax.jit``,
+  ``jax.vmap``, ``lax.scan``, ...) and returns JAX arrays on the input's device;
+- outside a transformation, each (op, options) has one cached ``jax.jit`` wrapper, so
+  that an eager call costs one dispatch of an already compiled executable (JAX caches
+  one executable per shape and dtype);
+- ``jax.vmap`` is supported (``vmap_method="broadcast_all"``: the mapped axis becomes
+  one more batch dimension, which the operations take as they are);
+- dtypes as for every other input (``_front.py``): float32 and float64 in their own
+  precision; float16, bfloat16 (and other small floats) in float32; integers and bool
+  in float64 (float32 where JAX runs without ``jax_enable_x64``, which has no float64);
+  complex raises DTypeError;
+- empty batches and matrices with a zero dimension are computed here with ``jnp`` (no
+  custom call);
+- not differentiable: ``jax.grad`` through these raises JAX's "Differentiation rule for
+  'ffi_call' not implemented" (use ``jnp.linalg`` where gradients are needed).
+
+Errors found before the call (shape, dtype, mode, an operation the GPU does not have for
+a concrete GPU array) raise ValueError / DTypeError / UnavailableError at once; what only
+the handler can see comes back from XLA as ``jax.errors.JaxRuntimeError`` with
+batchlin's message.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _native
+from . import _front
+from ._front import DTypeError, UnavailableError
+
+# None: not tried yet; True: registered; a string: why not (the JAX input then takes the
+# host path of _front.to_host where it can).
+_state = None
+_cuda_state = None  # whether the CUDA targets were registered (or why not)
+
+_TARGETS = ("batchlin_qr", "batchlin_eigh", "batchlin_svd")
+
+
+def _jax():
+    return sys.modules["jax"]
+
+
+def is_jax(a) -> bool:
+    """A JAX array or a traced JAX value."""
+    mod = type(a).__module__ or ""
+    return mod.startswith(("jax.", "jaxlib."))
+
+
+def register():
+    """Register the FFI targets with JAX (once). Returns True, or why not."""
+    global _state, _cuda_state
+    if _state is not None:
+        return _state
+    jax = _jax()
+    try:
+        targets = _native.xla_ffi_targets()
+    except Exception as e:  # pragma: no cover - a build without the handlers
+        _state = f"the native module has no XLA FFI handlers ({e})"
+        return _state
+    try:
+        for name, platform, capsule in targets:
+            if platform == "cpu":
+                jax.ffi.register_ffi_target(name, capsule, platform="cpu")
+    except Exception as e:
+        major, minor = _native.XLA_FFI_API_VERSION
+        _state = (f"registering batchlin's XLA FFI handlers with jax {jax.__version__} "
+                  f"failed (they speak XLA FFI API {major}.{minor}): "
+                  f"{type(e).__name__}: {e}")
+        return _state
+    try:
+        for name, platform, capsule in targets:
+            if platform != "cpu":
+                jax.ffi.register_ffi_target(name, capsule, platform=platform)
+        _cuda_state = True
+    except Exception as e:  # a jaxlib without CUDA support
+        _cuda_state = f"{type(e).__name__}: {e}"
+    _state = True
+    if _has_gpu(jax):
+        _front.cuda_libs()  # the CUDA handler opens the GPU backend: make NVRTC findable
+    return _state
+
+
+def _has_gpu(jax) -> bool:
+    try:
+        return bool(jax.devices("gpu"))
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# dtypes and shapes
+
+
+def _promote(a):
+    """`a` in the dtype batchlin computes it in (traced)."""
+    jnp = _jax().numpy
+    dt = a.dtype
+    if dt == np.float32 or dt == np.float64:
+        return a
+    if jnp.issubdtype(dt, jnp.complexfloating):
+        raise DTypeError(f"batchlin does not support complex input yet (got {dt}); "
+                         "it computes real float32 and float64 matrices")
+    if jnp.issubdtype(dt, jnp.floating):
+        if dt.itemsize <= 4:
+            return a.astype(jnp.float32)  # float16, bfloat16, float8: computed in float32
+        raise DTypeError(f"batchlin computes in float32 and float64; got {dt}")
+    if jnp.issubdtype(dt, jnp.integer) or jnp.issubdtype(dt, jnp.bool_):
+        # float64 as numpy.linalg; float32 where JAX has no float64 (x64 off).
+        f64 = _jax().dtypes.canonicalize_dtype(np.float64)
+        return a.astype(f64)
+    raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dt}")
+
+
+def _dims(a, op):
+    if a.ndim < 2:
+        raise ValueError(
+            f"batchlin shape error: expected an array of at least 2 dimensions [..., M, N], "
+            f"got {a.ndim} (shape {tuple(a.shape)})")
+    batch = tuple(a.shape[:-2])
+    m, n = a.shape[-2:]
+    if op == "eigh" and m != n:
+        raise ValueError(f"batchlin shape error: eigh needs square matrices [..., N, N], "
+                         f"got [..., {m}, {n}]")
+    return batch, m, n
+
+
+def _empty(batch, m, n) -> bool:
+    return m == 0 or n == 0 or any(d == 0 for d in batch)
+
+
+def _eye(batch, n, dtype):
+    jnp = _jax().numpy
+    return jnp.broadcast_to(jnp.eye(n, dtype=dtype), (*batch, n, n))
+
+
+def _zeros(shape, dtype):
+    return _jax().numpy.zeros(shape, dtype)
+
+
+def _call(target, outs, a, **attrs):
+    jax = _jax()
+    return jax.ffi.ffi_call(target, outs, vmap_method="broadcast_all")(a, **attrs)
+
+
+# ---------------------------------------------------------------------------------------
+# The traced bodies: (outputs..., info), with None where an output is not computed
+
+
+def _qr_body(a, mode, backend):
+    jax = _jax()
+    a = _promote(a)
+    batch, m, n = _dims(a, "qr")
+    dt = a.dtype
+    qs, rs = _front.qr_shapes(batch, m, n, mode)
+    u32 = np.uint32
+    if _empty(batch, m, n):
+        q = None
+        if qs is not None:
+            q = _eye(batch, m, dt) if mode == "complete" else _zeros(qs, dt)
+        return q, _zeros(rs, dt), _zeros(batch, u32)
+    sds = jax.ShapeDtypeStruct
+    outs = ([] if qs is None else [sds(qs, dt)]) + [sds(rs, dt), sds(batch, u32)]
+    res = _call("batchlin_qr", outs, a, mode=mode, backend=backend)
+    if qs is None:
+        return None, res[0], res[1]
+    return res[0], res[1], res[2]
+
+
+def _eigh_body(a, uplo, vectors, backend):
+    jax = _jax()
+    a = _promote(a)
+    batch, n, _ = _dims(a, "eigh")
+    dt = a.dtype
+    u32 = np.uint32
+    if _empty(batch, n, n):
+        v = _zeros((*batch, n, n), dt) if vectors else None
+        return _zeros((*batch, n), dt), v, _zeros(batch, u32)
+    sds = jax.ShapeDtypeStruct
+    outs = [sds((*batch, n), dt)]
+    if vectors:
+        outs.append(sds((*batch, n, n), dt))
+    outs.append(sds(batch, u32))
+    res = _call("batchlin_eigh", outs, a, uplo=uplo, vectors=vectors, backend=backend)
+    if vectors:
+        return res[0], res[1], res[2]
+    return res[0], None, res[1]
+
+
+def _svd_body(a, full_matrices, vectors, backend):
+    jax = _jax()
+    a = _promote(a)
+    batch, m, n = _dims(a, "svd")
+    dt = a.dtype
+    k = min(m, n)
+    u_cols, vh_rows = (m, n) if full_matrices else (k, k)
+    u32 = np.uint32
+    if _empty(batch, m, n):
+        u = vh = None
+        if vectors:
+            if full_matrices:
+                u, vh = _eye(batch, m, dt), _eye(batch, n, dt)
+            else:
+                u, vh = _zeros((*batch, m, k), dt), _zeros((*batch, k, n), dt)
+        return u, _zeros((*batch, k), dt), vh, _zeros(batch, u32)
+    sds = jax.ShapeDtypeStruct
+    outs = []
+    if vectors:
+        outs.append(sds((*batch, m, u_cols), dt))
+    outs.append(sds((*batch, k), dt))
+    if vectors:
+        outs.append(sds((*batch, vh_rows, n), dt))
+    outs.append(sds(batch, u32))
+    res = _call("batchlin_svd", outs, a, full_matrices=full_matrices, vectors=vectors,
+                backend=backend)
+    if vectors:
+        return res[0], res[1], res[2], res[3]
+    return None, res[0], None, res[1]
+
+
+# ---------------------------------------------------------------------------------------
+# Entry points (called by batchlin.qr & co. for JAX inputs)
+
+_jitted = {}
+
+
+def _fn(key):
+    """The jitted body for (op, options...), made once."""
+    f = _jitted.get(key)
+    if f is None:
+        body = {"qr": _qr_body, "eigh": _eigh_body, "svd": _svd_body}[key[0]]
+        opts = key[1:]
+        f = _jax().jit(lambda a: body(a, *opts))
+        _jitted[key] = f
+    return f
+
+
+_BACKENDS = ("auto", "cpu-small", "cpu-faer", "cuda")
+
+
+def _backend(backend) -> str:
+    if backend is None:
+        return "auto"
+    b = str(backend).strip().lower()
+    if b in _BACKENDS:
+        return b if b else "auto"
+    if b == "":
+        return "auto"
+    raise ValueError(f"batchlin argument error: unknown backend {backend!r}: expected "
+                     f"auto, {', '.join(_BACKENDS[1:])}")
+
+
+def _check_device(a, op: str) -> None:
+    """For a concrete array on a GPU: raise now what the handler would (QR only, device
+    0 only, GPU backend present). Traced values are checked by the handler."""
+    jax = _jax()
+    if isinstance(a, jax.core.Tracer):
+        return
+    try:
+        devs = a.devices()
+    except Exception:
+        return
+    for d in devs:
+        if d.platform == "cpu":
+            continue
+        device = f"{d.platform}:{d.id}"
+        if d.platform not in ("gpu", "cuda"):
+            raise _front.device_error("JAX", device, op)
+        if op not in _front._GPU_OPS:
+            raise _front.device_error("JAX", f"cuda:{d.id}", op)
+        if _cuda_state is not True:
+            raise _front.device_error(
+                "JAX", device, op,
+                f"batchlin's CUDA handlers could not be registered with JAX ({_cuda_state})")
+        reason = _front.gpu_absent_reason()
+        if reason is not None:
+            raise _front.device_error("JAX", device, op)
+        if d.id != 0:
+            raise _front.device_error("JAX", f"cuda:{d.id}", op)
+
+
+def _unregistered(a, why: str, op: str):
+    """The JAX input could not go through the FFI: raise, saying why, where the host
+    path cannot take it either (traced values, GPU arrays)."""
+    jax = _jax()
+    if isinstance(a, jax.core.Tracer):
+        raise TypeError(f"batchlin cannot be called on traced JAX values here: {why}")
+    dev_type, dev_id = a.__dlpack_device__()
+    if int(dev_type) != _front._DL_CPU:
+        raise _front.device_error("JAX", f"gpu:{dev_id}", op, why)
+
+
+_device_ok = {}  # sharding -> None (checked, fine)
+
+
+def _prepare(a, op):
+    """Register on the first call, check a concrete array's devices once per sharding.
+    Returns None when the FFI path is taken, or why not."""
+    st = _state if _state is not None else register()
+    if st is not True:
+        _unregistered(a, st, op)
+        return st
+    sh = getattr(a, "sharding", None)
+    key = (sh, op)
+    if sh is None or key not in _device_ok:
+        _check_device(a, op)
+        if sh is not None:
+            try:
+                _device_ok[key] = None
+            except TypeError:
+                pass
+    return None
+
+
+def qr(a, mode, backend):
+    """(Q or None, R, info) of a JAX array, or None where the FFI path is not available
+    (the caller then takes the host path)."""
+    if mode not in ("reduced", "complete", "r"):
+        _front.check_qr_mode(mode)
+    b = _backend(backend)
+    if _prepare(a, "qr") is not None:
+        return None
+    return _fn(("qr", mode, b))(a)
+
+
+def eigh(a, uplo, vectors, backend):
+    if uplo not in ("L", "U"):
+        if uplo not in ("l", "u"):
+            raise ValueError(f"batchlin argument error: UPLO must be \"L\" or \"U\", got "
+                             f"{uplo!r}")
+        uplo = uplo.upper()
+    b = _backend(backend)
+    if _prepare(a, "eigh" if vectors else "eigvalsh") is not None:
+        return None
+    return _fn(("eigh", uplo, bool(vectors), b))(a)
+
+
+def svd(a, full_matrices, vectors, backend):
+    b = _backend(backend)
+    if _prepare(a, "svd" if vectors else "svdvals") is not None:
+        return None
+    return _fn(("svd", bool(full_matrices), bool(vectors), b))(a)
