@@ -24,11 +24,15 @@ The signatures and results are numpy.linalg's and torch.linalg's::
   environment variable BATCHLIN_BACKEND does the same for every call.
 - PyTorch: the ops are registered as ``torch.ops.batchlin.*`` custom ops with autograd
   and fake implementations (``torch.compile(fullgraph=True)`` traces them).
-- CUDA: ``qr``/``qr_ex`` of torch CUDA tensors and CuPy arrays run on the GPU (device
-  0), reading the input in place, with outputs from the caller's framework on the same
-  device, queued on the caller's current stream with no host synchronisation (info
-  stays on the device). eigh and svd of CUDA input, and JAX arrays on a GPU, raise
-  UnavailableError saying why.
+- JAX: every function takes ``jax.Array`` inputs, concrete or traced (inside
+  ``jax.jit``, ``jax.vmap``, ``lax.scan``), through XLA FFI custom calls
+  (``jax.ffi.ffi_call``; see ``batchlin/_jax.py``), and returns JAX arrays on the input's
+  device. Not differentiable in JAX (no JVP rule).
+- CUDA: ``qr``/``qr_ex`` of torch CUDA tensors, CuPy arrays and JAX GPU arrays run on
+  the GPU (device 0), reading the input in place, with outputs from the caller's
+  framework on the same device, queued on the caller's current stream (XLA's stream for
+  JAX) with no host synchronisation (info stays on the device). eigh and svd of CUDA
+  input raise UnavailableError saying why (under ``jax.jit``: an XLA error saying it).
 - The GIL is released while computing; calls from several threads at once are fine.
 """
 
