@@ -27,7 +27,8 @@ The signatures and results are numpy.linalg's and torch.linalg's::
 - JAX: every function takes ``jax.Array`` inputs, concrete or traced (inside
   ``jax.jit``, ``jax.vmap``, ``lax.scan``), through XLA FFI custom calls
   (``jax.ffi.ffi_call``; see ``batchlin/_jax.py``), and returns JAX arrays on the input's
-  device. Not differentiable in JAX (no JVP rule).
+  device; differentiable (``jax.grad``, ``jax.jvp``: custom JVPs with the standard
+  formulas).
 - CUDA: ``qr``/``qr_ex`` of torch CUDA tensors, CuPy arrays and JAX GPU arrays run on
   the GPU (device 0), reading the input in place, with outputs from the caller's
   framework on the same device, queued on the caller's current stream (XLA's stream for

@@ -323,7 +323,7 @@ def to_host(a, op: str = "qr"):
         device_call("CuPy", f"cuda:{getattr(dev, 'id', dev)}", op)
     if mod.startswith(("jax", "jaxlib")):
         jax = _jax()
-        if jax is not None and isinstance(a, jax.core.Tracer):
+        if jax is not None and isinstance(a, getattr(jax.core, "Tracer", ())):
             raise TypeError(
                 "batchlin cannot be called on traced JAX values (inside jax.jit, vmap or "
                 "grad) without its XLA FFI handlers; call it on concrete arrays outside "

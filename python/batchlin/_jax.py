@@ -21,8 +21,8 @@ UNIMPLEMENTED error until the GPU backend has them). They are registered with
   complex raises DTypeError;
 - empty batches and matrices with a zero dimension are computed here with ``jnp`` (no
   custom call);
-- not differentiable: ``jax.grad`` through these raises JAX's "Differentiation rule for
-  'ffi_call' not implemented" (use ``jnp.linalg`` where gradients are needed).
+- differentiable (forward and reverse mode) through a custom JVP per operation with the
+  standard formulas (see "Derivatives" below for the cases covered).
 
 Errors found before the call (shape, dtype, mode, an operation the GPU does not have for
 a concrete GPU array) raise ValueError / DTypeError / UnavailableError at once; what only
@@ -92,6 +92,27 @@ def register():
     return _state
 
 
+_Tracer = None
+
+
+def _is_tracer(a) -> bool:
+    global _Tracer
+    if _Tracer is None:
+        _Tracer = getattr(getattr(_jax(), "core", None), "Tracer", None)
+        if _Tracer is None:  # pragma: no cover - a JAX without jax.core.Tracer
+            from jax._src.core import Tracer as _Tracer
+    return isinstance(a, _Tracer)
+
+
+def _float64():
+    """float64, or float32 where JAX runs without jax_enable_x64."""
+    jax = _jax()
+    try:
+        return jax.dtypes.canonicalize_dtype(np.float64)
+    except AttributeError:  # pragma: no cover - older / newer JAX
+        return np.dtype(np.float64 if jax.config.jax_enable_x64 else np.float32)
+
+
 def _has_gpu(jax) -> bool:
     try:
         return bool(jax.devices("gpu"))
@@ -118,8 +139,7 @@ def _promote(a):
         raise DTypeError(f"batchlin computes in float32 and float64; got {dt}")
     if jnp.issubdtype(dt, jnp.integer) or jnp.issubdtype(dt, jnp.bool_):
         # float64 as numpy.linalg; float32 where JAX has no float64 (x64 off).
-        f64 = _jax().dtypes.canonicalize_dtype(np.float64)
-        return a.astype(f64)
+        return a.astype(_float64())
     raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dt}")
 
 
@@ -230,18 +250,140 @@ def _svd_body(a, full_matrices, vectors, backend):
 
 
 # ---------------------------------------------------------------------------------------
+# Derivatives: a custom JVP per operation (forward mode; JAX transposes it for reverse
+# mode), the standard formulas (as jax.lax.linalg's and torch.linalg's). Real input; QR
+# for M >= N (reduced, "r", or complete of square matrices), eigh / eigvalsh (the input
+# taken as symmetric, so gradients are symmetric, as torch.linalg's and jnp.linalg's;
+# distinct eigenvalues for the vectors), the thin SVD (or
+# full of square matrices; distinct nonzero singular values for the vectors). The info
+# words have no tangent (float0).
+
+
+def _mT(x):
+    return _jax().numpy.swapaxes(x, -1, -2)
+
+
+def _no_tangent(info):
+    return np.zeros(info.shape, dtype=_jax().dtypes.float0)
+
+
+def _zeros_like(x):
+    return None if x is None else _jax().numpy.zeros_like(x)
+
+
+def _qr_jvp(a, da, mode, backend):
+    lax = _jax().lax
+    jnp = _jax().numpy
+    out = _d("qr", mode, backend)(a)
+    q, r, info = out
+    batch, m, n = _dims(a, "qr")
+    if _empty(batch, m, n):
+        return out, (_zeros_like(q), jnp.zeros_like(r), _no_tangent(info))
+    if m < n or (mode == "complete" and m != n):
+        raise NotImplementedError(
+            f"batchlin.qr: derivatives for M >= N only (reduced, \"r\", or complete of "
+            f"square matrices); got [..., {m}, {n}] in mode {mode!r}")
+    qq, rr = (q, r) if mode != "r" else _d("qr", "reduced", backend)(a)[:2]
+    dx_rinv = lax.linalg.triangular_solve(rr, da, left_side=False, lower=False)
+    qt_dx_rinv = _mT(qq) @ dx_rinv
+    low = jnp.tril(qt_dx_rinv, -1)
+    do = low - _mT(low)  # skew-symmetric
+    dq = qq @ (do - qt_dx_rinv) + dx_rinv
+    dr = (qt_dx_rinv - do) @ rr
+    return out, (None if q is None else dq, dr, _no_tangent(info))
+
+
+def _eigh_jvp(a, da, uplo, vectors, backend):
+    jnp = _jax().numpy
+    batch, n, _ = _dims(a, "eigh")
+    if _empty(batch, n, n):
+        out = _eigh_body(a, uplo, vectors, backend)
+        return out, (jnp.zeros_like(out[0]), _zeros_like(out[1]), _no_tangent(out[2]))
+    w, v, info = _d("eigh", uplo, True, backend)(a)
+    # As torch.linalg.eigh and jnp.linalg.eigh (and batchlin's torch ops): the input is
+    # taken as symmetric, so the tangent is symmetrised and gradients come out symmetric.
+    da = 0.5 * (da + _mT(da))
+    vt_da_v = _mT(v) @ da @ v
+    dw = jnp.diagonal(vt_da_v, axis1=-2, axis2=-1)
+    if not vectors:
+        return (w, None, info), (dw, None, _no_tangent(info))
+    eye = jnp.eye(n, dtype=w.dtype)
+    f = 1.0 / (eye + w[..., None, :] - w[..., :, None]) - eye
+    dv = v @ (f * vt_da_v)
+    return (w, v, info), (dw, dv, _no_tangent(info))
+
+
+def _svd_jvp(a, da, full_matrices, vectors, backend):
+    jnp = _jax().numpy
+    batch, m, n = _dims(a, "svd")
+    if _empty(batch, m, n):
+        out = _svd_body(a, full_matrices, vectors, backend)
+        return out, (_zeros_like(out[0]), jnp.zeros_like(out[1]), _zeros_like(out[2]),
+                     _no_tangent(out[3]))
+    if vectors and full_matrices and m != n:
+        raise NotImplementedError(
+            "batchlin.svd: derivatives with full_matrices=True for square matrices only "
+            f"(got [..., {m}, {n}]); use full_matrices=False")
+    u, s, vh, info = _d("svd", False, True, backend)(a)
+    v, ut = _mT(vh), _mT(u)
+    ds_mat = ut @ da @ v
+    ds = jnp.diagonal(ds_mat, axis1=-2, axis2=-1)
+    if not vectors:
+        return (None, s, None, info), (None, ds, None, _no_tangent(info))
+    k = s.shape[-1]
+    s_row = s[..., None, :]
+    s_col = _mT(s_row)
+    eye = jnp.eye(k, dtype=s.dtype)
+    f = 1.0 / ((s_row + s_col) * (s_row - s_col) + eye) - eye
+    dss = s_row * ds_mat
+    sds = s_col * ds_mat
+    du = u @ (f * (dss + _mT(dss)))
+    dv = v @ (f * (sds + _mT(sds)))
+    if m > n:
+        dav = da @ v
+        du = du + (dav - u @ (ut @ dav)) / s_row
+    if n > m:
+        dau = _mT(da) @ u
+        dv = dv + (dau - v @ (vh @ dau)) / s_row
+    return (u, s, vh, info), (du, ds, _mT(dv), _no_tangent(info))
+
+
+_custom = {}
+
+
+def _d(op, *opts):
+    """The custom-JVP function of (op, options) on float32/float64 input. The rules call
+    these (not the bodies) for the values they need, so that derivatives of any order
+    work."""
+    key = (op, *opts)
+    f = _custom.get(key)
+    if f is None:
+        jax = _jax()
+        body = {"qr": _qr_body, "eigh": _eigh_body, "svd": _svd_body}[op]
+        rule = {"qr": _qr_jvp, "eigh": _eigh_jvp, "svd": _svd_jvp}[op]
+        f = jax.custom_jvp(lambda a: body(a, *opts))
+        f.defjvp(lambda primals, tangents: rule(primals[0], tangents[0], *opts))
+        _custom[key] = f
+    return f
+
+
+def _differentiable(op, opts):
+    """`a -> outputs` for (op, options): dtype promotion, then the custom-JVP function."""
+    f = _d(op, *opts)
+    return lambda a: f(_promote(a))
+
+
+# ---------------------------------------------------------------------------------------
 # Entry points (called by batchlin.qr & co. for JAX inputs)
 
 _jitted = {}
 
 
 def _fn(key):
-    """The jitted body for (op, options...), made once."""
+    """The jitted, differentiable body for (op, options...), made once."""
     f = _jitted.get(key)
     if f is None:
-        body = {"qr": _qr_body, "eigh": _eigh_body, "svd": _svd_body}[key[0]]
-        opts = key[1:]
-        f = _jax().jit(lambda a: body(a, *opts))
+        f = _jax().jit(_differentiable(key[0], key[1:]))
         _jitted[key] = f
     return f
 
@@ -264,8 +406,7 @@ def _backend(backend) -> str:
 def _check_device(a, op: str) -> None:
     """For a concrete array on a GPU: raise now what the handler would (QR only, device
     0 only, GPU backend present). Traced values are checked by the handler."""
-    jax = _jax()
-    if isinstance(a, jax.core.Tracer):
+    if _is_tracer(a):
         return
     try:
         devs = a.devices()
@@ -293,8 +434,7 @@ def _check_device(a, op: str) -> None:
 def _unregistered(a, why: str, op: str):
     """The JAX input could not go through the FFI: raise, saying why, where the host
     path cannot take it either (traced values, GPU arrays)."""
-    jax = _jax()
-    if isinstance(a, jax.core.Tracer):
+    if _is_tracer(a):
         raise TypeError(f"batchlin cannot be called on traced JAX values here: {why}")
     dev_type, dev_id = a.__dlpack_device__()
     if int(dev_type) != _front._DL_CPU:
@@ -311,15 +451,17 @@ def _prepare(a, op):
     if st is not True:
         _unregistered(a, st, op)
         return st
-    sh = getattr(a, "sharding", None)
-    key = (sh, op)
-    if sh is None or key not in _device_ok:
+    if _is_tracer(a):
+        return None  # the handler checks the device
+    try:
+        key = (a.sharding, op)
+        seen = key in _device_ok
+    except Exception:
+        key, seen = None, False
+    if not seen:
         _check_device(a, op)
-        if sh is not None:
-            try:
-                _device_ok[key] = None
-            except TypeError:
-                pass
+        if key is not None:
+            _device_ok[key] = None
     return None
 
 

@@ -701,6 +701,18 @@ def test_jax_gpu_dtypes_empty_and_nan(jax_gpu):
     check_qr(y[[0, 1, 3, 4]], np.asarray(q)[[0, 1, 3, 4]], np.asarray(r)[[0, 1, 3, 4]], 1e-11)
 
 
+def test_jax_gpu_grad(jax_gpu):
+    """Gradients through QR on the GPU (the custom JVP around the GPU custom call)
+    against jnp.linalg's, on a sign-invariant function of R."""
+    jax, gpu = jax_gpu
+    jnp = jax.numpy
+    x = jax.device_put(rng(34).standard_normal((8, 6, 4)), gpu)
+    g = jax.jit(jax.grad(lambda t: (batchlin.qr(t).R ** 2).sum()))(x)
+    ref = jax.grad(lambda t: (jnp.linalg.qr(t)[1] ** 2).sum())(x)
+    assert _on_gpu(jax, g)
+    assert np.allclose(np.asarray(g), np.asarray(ref), atol=1e-9)
+
+
 def test_jax_gpu_other_ops_raise_clearly(jax_gpu):
     jax, gpu = jax_gpu
     a = jax.device_put(np.eye(3, dtype=np.float32)[None].repeat(2, 0), gpu)

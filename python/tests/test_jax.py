@@ -1,7 +1,8 @@
 """JAX arrays on the CPU through XLA's FFI (batchlin/_jax.py, crates/batchlin-py/src/
 xla_ffi.rs): against numpy.linalg in float64, every mode, batch shapes (empty ones too),
-eager and under jax.jit, jax.vmap, dtypes, errors (raised in Python and returned by the
-handler through XLA), NaN isolation, and the host fallback where the FFI is not there.
+eager and under jax.jit, jax.vmap, derivatives (custom JVPs), dtypes, errors (raised in
+Python and returned by the handler through XLA), NaN isolation, and the host fallback
+where the FFI is not there.
 
 The JAX GPU tests are in test_cuda.py."""
 
@@ -224,10 +225,90 @@ def test_inside_control_flow(jax):
     assert np.allclose(as_np(ys), ref, atol=1e-12)
 
 
-def test_not_differentiable(jax):
-    x = jax.numpy.ones((2, 3, 3))
-    with pytest.raises(ValueError, match="cannot be differentiated"):
+# ---------------------------------------------------------------------------------------
+# Derivatives: custom JVPs (forward mode; reverse mode by JAX's transposition), checked
+# against finite differences in float64 and against jnp.linalg where conventions agree
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (6, 4), (2, 5, 3)])
+def test_grads_qr_svd(jax, shape):
+    from jax.test_util import check_grads
+
+    x = jax.numpy.asarray(rng(20).standard_normal(shape))
+    for mode in ("reduced", "r"):
+        check_grads(lambda t: batchlin.qr(t, mode=mode), (x,), order=1, modes=("fwd", "rev"))
+    check_grads(batchlin.svd, (x,), order=1, modes=("fwd", "rev"))
+    check_grads(batchlin.svdvals, (x,), order=1, modes=("fwd", "rev"))
+    check_grads(lambda t: batchlin.svd(t.mT), (x,), order=1, modes=("fwd", "rev"))  # M < N
+    if shape[-1] == shape[-2]:
+        check_grads(lambda t: batchlin.qr(t, mode="complete"), (x,), order=1,
+                    modes=("fwd", "rev"))
+        check_grads(lambda t: batchlin.svd(t, full_matrices=True), (x,), order=1,
+                    modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_grads_eigh(jax, uplo):
+    from jax.test_util import check_grads
+
+    jnp = jax.numpy
+    x = jnp.asarray(rng(21).standard_normal((3, 5, 5)))
+
+    def symmetric(f):
+        return lambda t: f(0.5 * (t + t.mT), UPLO=uplo)
+
+    check_grads(symmetric(batchlin.eigh), (x,), order=1, modes=("fwd", "rev"))
+    check_grads(symmetric(batchlin.eigvalsh), (x,), order=1, modes=("fwd", "rev"))
+    # the convention of torch.linalg and jnp.linalg: symmetric gradients
+    s = jnp.asarray(sym(np.asarray(x)))
+    g = jax.grad(lambda t: (batchlin.eigvalsh(t, UPLO=uplo) ** 2).sum())(s)
+    ref = jax.grad(lambda t: (jnp.linalg.eigvalsh(t, UPLO=uplo) ** 2).sum())(s)
+    assert np.allclose(as_np(g), as_np(ref), atol=1e-10)
+    g = jax.grad(lambda t: (batchlin.eigh(t).eigenvectors[..., 0, :] ** 2).sum())(s)
+    ref = jax.grad(lambda t: (jnp.linalg.eigh(t).eigenvectors[..., 0, :] ** 2).sum())(s)
+    assert np.allclose(as_np(g), as_np(ref), atol=1e-9)
+
+
+def test_grads_with_jit_vmap_and_ex(jax):
+    jnp = jax.numpy
+    x = jnp.asarray(rng(22).standard_normal((4, 5, 3)))
+    f = lambda t: batchlin.svdvals(t).sum()  # noqa: E731
+    g1 = jax.jit(jax.vmap(jax.grad(f)))(x)
+    g2 = jax.grad(lambda t: jax.vmap(batchlin.svdvals)(t).sum())(x)
+    ref = jax.vmap(jax.grad(lambda t: jnp.linalg.svd(t, compute_uv=False).sum()))(x)
+    assert np.allclose(as_np(g1), as_np(ref), atol=1e-10)
+    assert np.allclose(as_np(g2), as_np(ref), atol=1e-10)
+    # sign-invariant through QR: R**2 as jnp.linalg.qr's
+    g = jax.grad(lambda t: (batchlin.qr_ex(t).R ** 2).sum())(x)
+    ref = jax.grad(lambda t: (jnp.linalg.qr(t)[1] ** 2).sum())(x)
+    assert np.allclose(as_np(g), as_np(ref), atol=1e-10)
+    # float32 in, float32 gradients; integer input has no gradient to ask for
+    g = jax.grad(lambda t: batchlin.svdvals(t).sum())(x.astype(jnp.float32))
+    assert g.dtype == jnp.float32
+
+
+def test_second_derivatives(jax):
+    """The rules get their values from the differentiable functions themselves, so
+    derivatives of any order work."""
+    from jax.test_util import check_grads
+
+    jnp = jax.numpy
+    x = jnp.asarray(rng(24).standard_normal((2, 4, 3)))
+    check_grads(lambda t: batchlin.qr(t, "r"), (x,), order=2, modes=("rev",))
+    h = jax.hessian(lambda t: batchlin.svdvals(t).sum())(x[0])
+    ref = jax.hessian(lambda t: jnp.linalg.svd(t, compute_uv=False).sum())(x[0])
+    assert np.allclose(as_np(h), as_np(ref), atol=1e-8)
+
+
+def test_grads_not_covered_raise(jax):
+    x = jax.numpy.asarray(rng(23).standard_normal((3, 5)))
+    with pytest.raises(NotImplementedError, match="M >= N"):
         jax.grad(lambda t: batchlin.qr(t).R.sum())(x)
+    with pytest.raises(NotImplementedError, match="full_matrices"):
+        jax.grad(lambda t: batchlin.svd(t, full_matrices=True).U.sum())(x)
+    # empty shapes: zero tangents
+    z = jax.numpy.zeros((0, 3, 3))
+    assert jax.grad(lambda t: batchlin.svdvals(t).sum())(z).shape == (0, 3, 3)
 
 
 # ---------------------------------------------------------------------------------------

@@ -990,7 +990,12 @@ unsafe fn qr_cuda(
         args.stream
     };
     let batch: usize = batch_dims.iter().product();
-    let (q_cols, r_rows) = mode.output_dims(m, n);
+    // As the torch / CuPy entry passes them (q_cols unused without Q).
+    let k = m.min(n);
+    let (q_cols, r_rows) = match mode {
+        QrMode::Complete => (m, m),
+        _ => (k, k),
+    };
     if batch > 0 && mode == QrMode::Complete && n == 0 && m > 0 {
         return Err(fail(
             Code::Unimplemented,
