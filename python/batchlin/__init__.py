@@ -154,7 +154,7 @@ def _qr(a, mode, backend, ex):
         wrap = None
     elif _torch_tensor(a):
         return _bt().qr(a, mode, backend, ex)
-    elif _jax.is_jax(a) and (res := _jax.qr(a, mode, backend)) is not None:
+    elif _jax.is_jax(a) and (res := _jax.qr(a, mode, backend, ex)) is not None:
         q, r, info = res
         wrap = None
     elif _front.is_cupy(a):
@@ -198,7 +198,7 @@ def _eigh(a, UPLO, vectors, backend, ex):
         w, v, info = _native.eigh(a, UPLO, vectors, backend)
     elif _torch_tensor(a):
         return _bt().eigh(a, UPLO, vectors, backend, ex)
-    elif _jax.is_jax(a) and (res := _jax.eigh(a, UPLO, vectors, backend)) is not None:
+    elif _jax.is_jax(a) and (res := _jax.eigh(a, UPLO, vectors, backend, ex)) is not None:
         w, v, info = res
     else:
         x, wrap = to_host(a, "eigh" if vectors else "eigvalsh")
@@ -244,7 +244,8 @@ def _svd(a, full_matrices, vectors, backend, ex):
         u, s, vh, info = _native.svd(a, full_matrices, vectors, backend)
     elif _torch_tensor(a):
         return _bt().svd(a, full_matrices, vectors, backend, ex)
-    elif _jax.is_jax(a) and (res := _jax.svd(a, full_matrices, vectors, backend)) is not None:
+    elif (_jax.is_jax(a)
+          and (res := _jax.svd(a, full_matrices, vectors, backend, ex)) is not None):
         u, s, vh, info = res
     else:
         x, wrap = to_host(a, "svd" if vectors else "svdvals")

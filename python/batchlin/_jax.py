@@ -49,7 +49,10 @@ _TARGETS = ("batchlin_qr", "batchlin_eigh", "batchlin_svd")
 
 
 def _jax():
-    return sys.modules["jax"]
+    m = sys.modules.get("jax")
+    if m is None:  # a jaxlib array without jax imported (unusual)
+        import jax as m
+    return m
 
 
 def is_jax(a) -> bool:
@@ -376,16 +379,53 @@ def _differentiable(op, opts):
 # ---------------------------------------------------------------------------------------
 # Entry points (called by batchlin.qr & co. for JAX inputs)
 
-_jitted = {}
+# (op, the caller's options as given, ex) -> the jitted call; an entry exists only once
+# the options were checked and the handlers registered.
+_calls = {}
 
 
-def _fn(key):
-    """The jitted, differentiable body for (op, options...), made once."""
-    f = _jitted.get(key)
+def _run(key, name, a):
+    """Run the cached call for `key` ("qr" | "eigh" | "svd", options..., ex) on `a`;
+    None where the FFI path is not available. `name` is the public function's."""
+    f = _calls.get(key)
     if f is None:
-        f = _jax().jit(_differentiable(key[0], key[1:]))
-        _jitted[key] = f
-    return f
+        return _first_run(key, name, a)
+    if not isinstance(a, _Tracer):
+        try:
+            dk = (a.sharding, name)
+            if dk not in _device_ok:
+                _check_device(a, name)
+                _device_ok[dk] = None
+        except (AttributeError, TypeError):
+            _check_device(a, name)
+    return f(a)
+
+
+def _first_run(key, name, a):
+    _is_tracer(a)  # looks the Tracer class up for _run's fast path
+    op, ex = key[0], key[-1]
+    if op == "qr":
+        mode = key[1]
+        _front.check_qr_mode(mode)
+        opts = (mode, _backend(key[2]))
+    elif op == "eigh":
+        uplo = key[1]
+        if uplo not in ("L", "U", "l", "u"):
+            raise ValueError(f"batchlin argument error: UPLO must be \"L\" or \"U\", got "
+                             f"{uplo!r}")
+        opts = (uplo.upper(), bool(key[2]), _backend(key[3]))
+    else:
+        opts = (bool(key[1]), bool(key[2]), _backend(key[3]))
+    if _prepare(a, name) is not None:
+        return None
+    d = _differentiable(op, opts)
+    # Without ex, the info words stay inside the executable (one output array fewer).
+    f = _jax().jit(d if ex else (lambda t: d(t)[:-1]))
+    try:
+        _calls[key] = f
+    except TypeError:  # an unhashable option (it was valid): no caching
+        pass
+    return f(a)
 
 
 _BACKENDS = ("auto", "cpu-small", "cpu-faer", "cuda")
@@ -465,31 +505,25 @@ def _prepare(a, op):
     return None
 
 
-def qr(a, mode, backend):
-    """(Q or None, R, info) of a JAX array, or None where the FFI path is not available
-    (the caller then takes the host path)."""
-    if mode not in ("reduced", "complete", "r"):
-        _front.check_qr_mode(mode)
-    b = _backend(backend)
-    if _prepare(a, "qr") is not None:
-        return None
-    return _fn(("qr", mode, b))(a)
+def qr(a, mode, backend, ex):
+    """(Q or None, R, info or None) of a JAX array, or None where the FFI path is not
+    available (the caller then takes the host path)."""
+    res = _run(("qr", mode, backend, ex), "qr", a)
+    if res is None or ex:
+        return res
+    return res[0], res[1], None
 
 
-def eigh(a, uplo, vectors, backend):
-    if uplo not in ("L", "U"):
-        if uplo not in ("l", "u"):
-            raise ValueError(f"batchlin argument error: UPLO must be \"L\" or \"U\", got "
-                             f"{uplo!r}")
-        uplo = uplo.upper()
-    b = _backend(backend)
-    if _prepare(a, "eigh" if vectors else "eigvalsh") is not None:
-        return None
-    return _fn(("eigh", uplo, bool(vectors), b))(a)
+def eigh(a, uplo, vectors, backend, ex):
+    res = _run(("eigh", uplo, vectors, backend, ex), "eigh" if vectors else "eigvalsh", a)
+    if res is None or ex:
+        return res
+    return res[0], res[1], None
 
 
-def svd(a, full_matrices, vectors, backend):
-    b = _backend(backend)
-    if _prepare(a, "svd" if vectors else "svdvals") is not None:
-        return None
-    return _fn(("svd", bool(full_matrices), bool(vectors), b))(a)
+def svd(a, full_matrices, vectors, backend, ex):
+    res = _run(("svd", full_matrices, vectors, backend, ex), "svd" if vectors else "svdvals",
+               a)
+    if res is None or ex:
+        return res
+    return res[0], res[1], res[2], None

@@ -437,6 +437,7 @@ def test_fallback_without_ffi(jax, monkeypatch):
     """Where the handlers cannot be registered (a jaxlib speaking another FFI API):
     concrete CPU arrays take the host path, traced values raise saying why."""
     monkeypatch.setattr(batchlin._jax, "_state", "registration failed (test)")
+    monkeypatch.setattr(batchlin._jax, "_calls", {})  # as before any call
     x = rng(12).standard_normal((3, 4, 4))
     a = jax.numpy.asarray(x)
     q, r = batchlin.qr(a)
