@@ -38,14 +38,12 @@ import numpy as np
 
 from . import _native
 from . import _front
-from ._front import DTypeError, UnavailableError
+from ._front import DTypeError
 
 # None: not tried yet; True: registered; a string: why not (the JAX input then takes the
 # host path of _front.to_host where it can).
 _state = None
 _cuda_state = None  # whether the CUDA targets were registered (or why not)
-
-_TARGETS = ("batchlin_qr", "batchlin_eigh", "batchlin_svd")
 
 
 def _jax():
