@@ -24,11 +24,16 @@ The signatures and results are numpy.linalg's and torch.linalg's::
   environment variable BATCHLIN_BACKEND does the same for every call.
 - PyTorch: the ops are registered as ``torch.ops.batchlin.*`` custom ops with autograd
   and fake implementations (``torch.compile(fullgraph=True)`` traces them).
-- CUDA: ``qr``/``qr_ex`` of torch CUDA tensors and CuPy arrays run on the GPU (device
-  0), reading the input in place, with outputs from the caller's framework on the same
-  device, queued on the caller's current stream with no host synchronisation (info
-  stays on the device). eigh and svd of CUDA input, and JAX arrays on a GPU, raise
-  UnavailableError saying why.
+- JAX: every function takes ``jax.Array`` inputs, concrete or traced (inside
+  ``jax.jit``, ``jax.vmap``, ``lax.scan``), through XLA FFI custom calls
+  (``jax.ffi.ffi_call``; see ``batchlin/_jax.py``), and returns JAX arrays on the input's
+  device; differentiable (``jax.grad``, ``jax.jvp``: custom JVPs with the standard
+  formulas).
+- CUDA: ``qr``/``qr_ex`` of torch CUDA tensors, CuPy arrays and JAX GPU arrays run on
+  the GPU (device 0), reading the input in place, with outputs from the caller's
+  framework on the same device, queued on the caller's current stream (XLA's stream for
+  JAX) with no host synchronisation (info stays on the device). eigh and svd of CUDA
+  input raise UnavailableError saying why (under ``jax.jit``: an XLA error saying it).
 - The GIL is released while computing; calls from several threads at once are fine.
 """
 
@@ -40,6 +45,7 @@ from typing import NamedTuple, Any
 
 from . import _native
 from . import _front
+from . import _jax
 from ._front import DTypeError, UnavailableError, to_host, _ndarray, F32, F64
 
 __version__ = _native.__version__
@@ -148,6 +154,9 @@ def _qr(a, mode, backend, ex):
         wrap = None
     elif _torch_tensor(a):
         return _bt().qr(a, mode, backend, ex)
+    elif _jax.is_jax(a) and (res := _jax.qr(a, mode, backend, ex)) is not None:
+        q, r, info = res
+        wrap = None
     elif _front.is_cupy(a):
         q, r, info = _front.qr_cupy(a, mode, backend)
         wrap = None
@@ -189,6 +198,8 @@ def _eigh(a, UPLO, vectors, backend, ex):
         w, v, info = _native.eigh(a, UPLO, vectors, backend)
     elif _torch_tensor(a):
         return _bt().eigh(a, UPLO, vectors, backend, ex)
+    elif _jax.is_jax(a) and (res := _jax.eigh(a, UPLO, vectors, backend, ex)) is not None:
+        w, v, info = res
     else:
         x, wrap = to_host(a, "eigh" if vectors else "eigvalsh")
         w, v, info = _native.eigh(x, UPLO, vectors, backend)
@@ -233,6 +244,9 @@ def _svd(a, full_matrices, vectors, backend, ex):
         u, s, vh, info = _native.svd(a, full_matrices, vectors, backend)
     elif _torch_tensor(a):
         return _bt().svd(a, full_matrices, vectors, backend, ex)
+    elif (_jax.is_jax(a)
+          and (res := _jax.svd(a, full_matrices, vectors, backend, ex)) is not None):
+        u, s, vh, info = res
     else:
         x, wrap = to_host(a, "svd" if vectors else "svdvals")
         u, s, vh, info = _native.svd(x, full_matrices, vectors, backend)

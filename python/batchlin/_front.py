@@ -23,8 +23,11 @@ Device memory (CUDA): QR of torch CUDA tensors and CuPy arrays runs on the GPU
 dimensions do not collapse to one stride or a stride is negative), dtypes are promoted on
 the device as above, the outputs are allocated by the caller's framework on the same
 device, and the work is queued on the caller's current stream with no host
-synchronisation. The other ops, other devices than CUDA device 0, JAX arrays on a GPU and
-other DLPack producers raise UnavailableError saying why (`device_error`).
+synchronisation. JAX arrays (CPU and GPU, concrete or traced) go through XLA's FFI
+instead (`batchlin/_jax.py`); they reach `to_host` below only where batchlin's FFI
+handlers could not be registered with the installed jaxlib. The other ops, other devices
+than CUDA device 0 and other DLPack producers raise UnavailableError saying why
+(`device_error`).
 """
 
 from __future__ import annotations
@@ -320,10 +323,11 @@ def to_host(a, op: str = "qr"):
         device_call("CuPy", f"cuda:{getattr(dev, 'id', dev)}", op)
     if mod.startswith(("jax", "jaxlib")):
         jax = _jax()
-        if jax is not None and isinstance(a, jax.core.Tracer):
+        if jax is not None and isinstance(a, getattr(jax.core, "Tracer", ())):
             raise TypeError(
                 "batchlin cannot be called on traced JAX values (inside jax.jit, vmap or "
-                "grad) yet; call it on concrete arrays outside the transformation")
+                "grad) without its XLA FFI handlers; call it on concrete arrays outside "
+                "the transformation")
         dev_type, dev_id = a.__dlpack_device__()
         if int(dev_type) != _DL_CPU:
             device = f"{_DL_NAMES.get(int(dev_type), dev_type)}:{dev_id}"
@@ -351,9 +355,8 @@ def to_host(a, op: str = "qr"):
 
 
 _JAX_GPU_WHY = (
-    "JAX arrays on a GPU are not supported yet: JAX owns its buffers and runs its work on "
-    "its own streams, so a call must be an XLA FFI custom call, which batchlin does not "
-    "register yet. For QR on the GPU, share the buffer without a copy: "
+    "JAX arrays on a GPU need batchlin's XLA FFI handlers, which could not be registered "
+    "with this jaxlib. For QR on the GPU, share the buffer without a copy: "
     "jax.dlpack.from_dlpack(batchlin.qr(torch.from_dlpack(x)).R) (or cupy.from_dlpack)")
 
 

@@ -5,8 +5,8 @@ float64 reference for every mode and the shapes that reach each GPU kernel, with
 transposed and broadcast inputs (read in place where the batch collapses to one stride),
 NaN isolation, outputs on the input's device and in its framework, the caller's stream
 with no host synchronisation, CuPy, torch.compile, opcheck, gradcheck and CUDA graph
-capture. eigh and svd of CUDA input, and JAX arrays on a GPU, raise UnavailableError
-saying why.
+capture. JAX arrays on a GPU: QR through XLA's FFI on XLA's stream, eager, under jit and
+vmap. eigh and svd of CUDA input raise UnavailableError saying why.
 
 Everything that needs a GPU is skipped, with the reason shown, where there is none. The
 Python half of the device path (layouts, copies, output allocation, empty shapes) is
@@ -574,17 +574,154 @@ def test_cupy_qr(dtype, spy_qr_cuda):
 
 
 # ---------------------------------------------------------------------------------------
-# JAX on a GPU
+# JAX on a GPU: QR as an XLA FFI custom call on XLA's stream (batchlin/_jax.py)
 
 
-def test_jax_gpu_raises_clearly():
-    jax = pytest.importorskip("jax", reason="jax is not installed")
+def _jax_gpus():
+    """(jax, the GPU devices JAX sees), or why not."""
+    try:
+        import jax
+    except ImportError:
+        return None, "jax is not installed"
     try:
         gpus = jax.devices("gpu")
     except Exception as e:  # RuntimeError: no GPU backend in this JAX
-        pytest.skip(f"JAX sees no GPU ({type(e).__name__})")
-    x = jax.device_put(jax.numpy.ones((2, 3, 3), dtype=jax.numpy.float32), gpus[0])
-    with pytest.raises(batchlin.UnavailableError, match="XLA FFI"):
-        batchlin.qr(x)
-    with pytest.raises(batchlin.UnavailableError, match="JAX"):
-        batchlin.eigh(x)
+        return None, f"JAX sees no GPU ({type(e).__name__}: {str(e)[:120]})"
+    if not gpus:
+        return None, "JAX sees no GPU"
+    return jax, gpus
+
+
+@pytest.fixture
+def jax_gpu():
+    """JAX with x64 on, and its first GPU. Skips, saying why, without one (or without
+    batchlin's GPU backend)."""
+    jax, gpus = _jax_gpus()
+    if jax is None:
+        pytest.skip(gpus)
+    if not GPU_BACKEND:
+        pytest.skip(f"no batchlin GPU backend: {_front.gpu_absent_reason()}")
+    jax.config.update("jax_enable_x64", True)
+    return jax, gpus[0]
+
+
+def _on_gpu(jax, x):
+    return {d.platform for d in x.devices()} == {"gpu"}
+
+
+@pytest.mark.parametrize("call", ["eager", "jit"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_jax_gpu_qr_matches_reference(jax_gpu, shape, mode, dtype, call):
+    jax, gpu = jax_gpu
+    x = rng(sum(shape)).standard_normal(shape).astype(dtype)
+    a = jax.device_put(x, gpu)
+    f = (lambda t: batchlin.qr_ex(t, mode=mode))
+    q, r, info = jax.jit(f)(a) if call == "jit" else f(a)
+    assert isinstance(r, jax.Array) and _on_gpu(jax, r) and r.dtype == a.dtype
+    assert _on_gpu(jax, info) and info.dtype == np.uint32 and info.shape == shape[:-2]
+    assert not (np.asarray(info) & batchlin.INFO_NONFINITE).any()
+    tol = TOL[dtype]
+    if mode == "r":
+        assert q is None
+        check_r(x, np.asarray(r), tol)
+        return
+    assert _on_gpu(jax, q) and q.dtype == a.dtype
+    m, n = shape[-2:]
+    assert r.shape == (*shape[:-2], m if mode == "complete" else min(m, n), n)
+    check_qr(x, np.asarray(q), np.asarray(r), tol, mode)  # Q R = A, Q^T Q = I, triu, diag >= 0
+    check_r_vs_numpy(x, np.asarray(r), tol)
+    if mode == "reduced" and n <= 16:  # Q = A R^-1 is unique: the CPU's, up to rounding
+        q_cpu, _ = batchlin.qr(x.astype(np.float64))
+        assert rel(np.asarray(q), q_cpu) < 100 * tol
+
+
+def test_jax_gpu_vmap_jit_and_chained_work(jax_gpu):
+    jax, gpu = jax_gpu
+    jnp = jax.numpy
+    x = rng(31).standard_normal((6, 4, 20, 12)).astype(np.float32)
+    a = jax.device_put(x, gpu)
+
+    @jax.jit
+    def resid(t):
+        q, r = jax.vmap(batchlin.qr)(t)  # the mapped axis is one more batch axis
+        return jnp.max(jnp.abs(q @ r - t)), jnp.max(jnp.abs(q.mT @ q - jnp.eye(12)))
+
+    e_rec, e_orth = resid(a)
+    assert float(e_rec) < 1e-4 and float(e_orth) < 1e-4
+    q, r = batchlin.qr(a)
+    q2, r2 = jax.vmap(jax.vmap(batchlin.qr))(a)
+    assert np.allclose(np.asarray(q), np.asarray(q2), atol=1e-6)
+
+
+def test_jax_gpu_qr_in_a_loop_on_xlas_stream(jax_gpu):
+    """Orthogonalise repeatedly inside one jitted loop: every call reads what the one
+    before wrote, so a call off XLA's stream would read stale data."""
+    jax, gpu = jax_gpu
+    jnp = jax.numpy
+    x = jax.device_put(rng(32).standard_normal((512, 32, 32)).astype(np.float32), gpu)
+
+    @jax.jit
+    def loop(t):
+        def body(i, c):
+            q, r = batchlin.qr(c)
+            return q * 2.0 + 0.01 * c
+        return jax.lax.fori_loop(0, 20, body, t)
+
+    out = np.asarray(loop(x))
+    ref = np.asarray(x, dtype=np.float64)
+    for _ in range(20):
+        q, _ = np.linalg.qr(ref)
+        s = np.sign(np.diagonal(np.linalg.qr(ref, mode="r"), axis1=-2, axis2=-1))
+        s[s == 0] = 1
+        ref = (q * s[..., None, :]) * 2.0 + 0.01 * ref
+    assert rel(out, ref) < 1e-3
+
+
+def test_jax_gpu_dtypes_empty_and_nan(jax_gpu):
+    jax, gpu = jax_gpu
+    jnp = jax.numpy
+    x = rng(33).standard_normal((5, 6, 4))
+    assert batchlin.qr(jax.device_put(x.astype(np.float16), gpu)).R.dtype == jnp.float32
+    assert batchlin.qr(jax.device_put((x * 4).astype(np.int32), gpu)).R.dtype == jnp.float64
+    for shape in [(0, 4, 4), (3, 0, 4), (3, 4, 0), (2, 0, 0)]:
+        z = np.zeros(shape)
+        for mode in ("reduced", "complete"):
+            q, r = batchlin.qr(jax.device_put(z, gpu), mode=mode)
+            ref = np.linalg.qr(z, mode=mode)
+            assert q.shape == ref.Q.shape and np.array_equal(np.asarray(q), ref.Q)
+            assert r.shape == ref.R.shape
+    y = x.copy()
+    y[2, 1, 1] = np.nan
+    q, r, info = batchlin.qr_ex(jax.device_put(y, gpu))
+    bits = np.asarray(info) & batchlin.INFO_NONFINITE
+    assert list(bits != 0) == [False, False, True, False, False]
+    assert np.all(np.isnan(np.asarray(r)[2])) and np.all(np.isfinite(np.asarray(r)[[0, 1, 3, 4]]))
+    check_qr(y[[0, 1, 3, 4]], np.asarray(q)[[0, 1, 3, 4]], np.asarray(r)[[0, 1, 3, 4]], 1e-11)
+
+
+def test_jax_gpu_grad(jax_gpu):
+    """Gradients through QR on the GPU (the custom JVP around the GPU custom call)
+    against jnp.linalg's, on a sign-invariant function of R."""
+    jax, gpu = jax_gpu
+    jnp = jax.numpy
+    x = jax.device_put(rng(34).standard_normal((8, 6, 4)), gpu)
+    g = jax.jit(jax.grad(lambda t: (batchlin.qr(t).R ** 2).sum()))(x)
+    ref = jax.grad(lambda t: (jnp.linalg.qr(t)[1] ** 2).sum())(x)
+    assert _on_gpu(jax, g)
+    assert np.allclose(np.asarray(g), np.asarray(ref), atol=1e-9)
+
+
+def test_jax_gpu_other_ops_raise_clearly(jax_gpu):
+    jax, gpu = jax_gpu
+    a = jax.device_put(np.eye(3, dtype=np.float32)[None].repeat(2, 0), gpu)
+    for f in (batchlin.eigh, batchlin.eigvalsh, batchlin.svd, batchlin.svdvals):
+        with pytest.raises(batchlin.UnavailableError, match="QR only"):
+            f(a)  # a concrete GPU array: raised before the call
+        with pytest.raises(jax.errors.JaxRuntimeError, match="QR only"):
+            jax.block_until_ready(jax.jit(f)(a))  # traced: the CUDA handler says it
+    with pytest.raises(jax.errors.JaxRuntimeError, match="runs on the CPU"):
+        jax.block_until_ready(jax.jit(lambda t: batchlin.qr(t, backend="cpu-small"))(a))
+    assert np.allclose(np.asarray(batchlin.qr(a).R), np.eye(3))  # and it still works
+

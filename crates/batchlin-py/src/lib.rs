@@ -23,6 +23,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::ptr::NonNull;
 
+mod xla_ffi;
+
 pyo3::create_exception!(
     _native,
     UnavailableError,
@@ -501,6 +503,28 @@ fn svd<'py>(
 }
 
 // ---------------------------------------------------------------------------------------
+// XLA FFI (JAX)
+
+/// The XLA FFI handlers (`xla_ffi`), for `jax.ffi.register_ffi_target`: a list of
+/// (target name, platform, PyCapsule holding the `XLA_FFI_Handler*`).
+#[pyfunction]
+fn xla_ffi_targets(py: Python<'_>) -> PyResult<Vec<(String, String, Bound<'_, PyAny>)>> {
+    xla_ffi::handlers()
+        .into_iter()
+        .map(|(name, platform, f)| {
+            // A capsule without a name or destructor (what jax.ffi.pycapsule makes): XLA
+            // reads the pointer whatever the name.
+            let cap = unsafe {
+                let p =
+                    pyo3::ffi::PyCapsule_New(f as *mut std::ffi::c_void, std::ptr::null(), None);
+                Bound::from_owned_ptr_or_err(py, p)?
+            };
+            Ok((name.to_string(), platform.to_string(), cap))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
 // Routing and devices
 
 /// The backend a call of `op` on an array of `shape` and `dtype` ("float32" or
@@ -597,6 +621,11 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_absent_reason, m)?)?;
     m.add_function(wrap_pyfunction!(policy_source, m)?)?;
+    m.add_function(wrap_pyfunction!(xla_ffi_targets, m)?)?;
+    m.add(
+        "XLA_FFI_API_VERSION",
+        (xla_ffi::API_MAJOR, xla_ffi::API_MINOR),
+    )?;
     m.add("UnavailableError", m.py().get_type::<UnavailableError>())?;
     m.add("INFO_NONFINITE", Info::NONFINITE)?;
     m.add("INFO_NOT_CONVERGED", Info::NOT_CONVERGED)?;
