@@ -996,13 +996,6 @@ unsafe fn qr_cuda(
         QrMode::Complete => (m, m),
         _ => (k, k),
     };
-    if batch > 0 && mode == QrMode::Complete && n == 0 && m > 0 {
-        return Err(fail(
-            Code::Unimplemented,
-            "batchlin_qr on CUDA: complete-mode Q of matrices without columns (the identity) \
-             is written by batchlin's Python wrapper, not by the custom call",
-        ));
-    }
     let be = CudaBackend::get().map_err(|e| {
         fail(
             Code::Unavailable,
