@@ -18,11 +18,14 @@
 //! - `block`: the same with 64/128 threads a matrix (columns up to 128);
 //! - `smem`: a block a matrix, the matrix in shared memory (up to 227 KB);
 //! - `tall`: TSQR over 128-row leaves plus batched products for Q (n <= 64);
-//! - `large`: as smem with the matrix in global scratch (any size; slow for big ones).
+//! - `large`: as smem with the matrix in global scratch (any size; slow for big ones);
+//! - `blocked`: blocked Householder QR across the grid, panels of 16/32 columns and
+//!   grid-wide updates (any size; for large matrices alone or in small batches).
 
 pub mod bench;
 mod driver;
 mod qr;
+mod qr_blocked;
 pub mod registry;
 #[cfg(test)]
 mod tests;
@@ -46,15 +49,17 @@ pub enum QrKernel {
     Smem,
     Tall,
     Large,
+    Blocked,
 }
 
 impl QrKernel {
-    pub const FORCEABLE: [QrKernel; 5] = [
+    pub const FORCEABLE: [QrKernel; 6] = [
         QrKernel::Warp,
         QrKernel::Block,
         QrKernel::Smem,
         QrKernel::Tall,
         QrKernel::Large,
+        QrKernel::Blocked,
     ];
 
     pub fn name(self) -> &'static str {
@@ -65,6 +70,7 @@ impl QrKernel {
             QrKernel::Smem => "smem",
             QrKernel::Tall => "tall",
             QrKernel::Large => "large",
+            QrKernel::Blocked => "blocked",
         }
     }
 
@@ -76,9 +82,10 @@ impl QrKernel {
             "smem" => QrKernel::Smem,
             "tall" => QrKernel::Tall,
             "large" => QrKernel::Large,
+            "blocked" => QrKernel::Blocked,
             _ => {
                 return Err(Error::Argument(format!(
-                    "unknown CUDA QR kernel {s:?}: expected auto, warp, block, smem, tall or large"
+                    "unknown CUDA QR kernel {s:?}: expected auto, warp, block, smem, tall, large or blocked"
                 )))
             }
         })
@@ -531,6 +538,7 @@ fn all_instantiations() -> Vec<(String, String)> {
         ));
         insts.push((format!("gemm_{tn}"), format!("BL_GEMM({tn}, {ct})")));
     }
+    insts.extend(qr_blocked::instantiations());
     insts
 }
 
