@@ -4,6 +4,8 @@
 // every launch, summed by stage: where the time of a call goes.
 // Build: nvcc -O3 -arch=sm_90 -o qr_blocked_lab gpu-lab/qr_blocked_lab.cu
 // Run:   ./qr_blocked_lab [nb]     (nb = 16 or 32 forces the panel width, as BATCHLIN_BQ_NB)
+// Every shape runs twice: the library's panel kernel, then the register panel below
+// (where it takes the panel: rows <= 1024, 2 rows a thread, f32 NB 16/32, f64 NB 16).
 // Not yet run on a device (written after the first H200 run of the kernel).
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +19,130 @@
 
 #include "../crates/batchlin/src/cuda/kernels/common.cu"
 #include "../crates/batchlin/src/cuda/kernels/qr_blocked.cu"
+
+// ---------------------------------------------------------------------------------
+// Experiment (not in the library yet): the panel in registers. Thread t owns rows t + q*NT
+// (q < RPT) of the panel as NB registers each; column kk is picked out by a select chain
+// (kk is a run-time loop index), so no shared-memory traffic outside the reductions.
+// Same arithmetic as bq_panel.
+template <typename T, int NB, int RPT>
+__device__ __forceinline__ void bq_panel_reg(const BqArgs& p) {
+    __shared__ T s_ss[32];
+    __shared__ T s_alpha[1];
+    __shared__ T s_red[32][NB + 1];
+    __shared__ T s_w[NB];
+    __shared__ T s_T[NB][NB + 1];
+    const int tid = threadIdx.x, NT = blockDim.x, lane = tid & 31, wid = tid >> 5, NW = NT >> 5;
+    const bl_i64 b = blockIdx.x;
+    const int k0 = p.k0, nb = p.nb, r = p.m - k0;
+    const int ldg = p.ldw;
+    T* Wp = (T*)p.w + b * p.w_bs + k0 + (bl_i64)k0 * ldg;
+    T a[RPT][NB];
+#pragma unroll
+    for (int q = 0; q < RPT; ++q) {
+        const int i = tid + q * NT;
+#pragma unroll
+        for (int j = 0; j < NB; ++j) a[q][j] = (i < r && j < nb) ? Wp[i + (bl_i64)j * ldg] : T(0);
+    }
+    for (int kk = 0; kk < nb; ++kk) {
+        T x[RPT];
+        T part = T(0);
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            T v = a[q][0];
+#pragma unroll
+            for (int j = 1; j < NB; ++j) v = (j == kk) ? a[q][j] : v;
+            x[q] = v;
+            if (tid + q * NT > kk) part += v * v;
+        }
+        if (tid == kk) s_alpha[0] = x[0];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) part += bl_shfl_xor(part, off);
+        if (lane == 0) s_ss[wid] = part;
+        __syncthreads();
+        T ss = T(0);
+        for (int w = 0; w < NW; ++w) ss += s_ss[w];
+        const T alpha = s_alpha[0];
+        T beta, tau, scal;
+        if (ss < BlT<T>::tiny()) {
+            beta = alpha;
+            tau = T(0);
+            scal = T(0);
+        } else {
+            const T nrm = BlT<T>::sqrt_(alpha * alpha + ss);
+            beta = alpha >= T(0) ? -nrm : nrm;
+            tau = (beta - alpha) / beta;
+            scal = T(1) / (alpha - beta);
+        }
+        T v[RPT];
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            const int i = tid + q * NT;
+            v[q] = (i > kk) ? x[q] * scal : (i == kk ? T(1) : T(0));
+            if (i > kk) {
+#pragma unroll
+                for (int j = 0; j < NB; ++j)
+                    if (j == kk) a[q][j] = v[q];
+            }
+        }
+        T acc[NB];
+#pragma unroll
+        for (int j = 0; j < NB; ++j) acc[j] = T(0);
+#pragma unroll
+        for (int q = 0; q < RPT; ++q)
+#pragma unroll
+            for (int j = 0; j < NB; ++j) acc[j] += v[q] * a[q][j];
+        const T mine = bq_warp_vsum<T, NB>(acc, lane);
+        if (lane < NB) s_red[wid][lane] = mine;
+        __syncthreads();
+        if (tid < NB) {
+            T s = T(0);
+            for (int w = 0; w < NW; ++w) s += s_red[w][tid];
+            s_w[tid] = s;
+        }
+        __syncthreads();
+        if (tid < kk) {
+            T s = T(0);
+            for (int l = tid; l < kk; ++l) s += s_T[tid][l] * s_w[l];
+            s_T[tid][kk] = -tau * s;
+        } else if (tid == kk) {
+            s_T[kk][kk] = tau;
+        }
+        if (tau != T(0)) {
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const T tv = tau * v[q];
+#pragma unroll
+                for (int j = 0; j < NB; ++j)
+                    if (j > kk) a[q][j] -= tv * s_w[j];
+            }
+        }
+        if (tid == kk) {
+#pragma unroll
+            for (int j = 0; j < NB; ++j)
+                if (j == kk) a[0][j] = beta;
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < RPT; ++q) {
+        const int i = tid + q * NT;
+#pragma unroll
+        for (int j = 0; j < NB; ++j)
+            if (i < r && j < nb) Wp[i + (bl_i64)j * ldg] = a[q][j];
+    }
+    __syncthreads();
+    if (tid < nb) ((T*)p.tau)[b * p.k + k0 + tid] = s_T[tid][tid];
+    T* Tg = (T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB;
+    for (int idx = tid; idx < NB * NB; idx += NT) {
+        const int i = idx / NB, j = idx - i * NB;
+        Tg[idx] = (i <= j && j < nb) ? s_T[i][j] : T(0);
+    }
+}
+static const int REG_RPT = 2, REG_MAXT = 512;
+extern "C" __global__ void __launch_bounds__(512) bq_panel_reg_f32_nb32(BqArgs p) { bq_panel_reg<float, 32, 2>(p); }
+extern "C" __global__ void __launch_bounds__(512) bq_panel_reg_f32_nb16(BqArgs p) { bq_panel_reg<float, 16, 2>(p); }
+extern "C" __global__ void __launch_bounds__(512) bq_panel_reg_f64_nb16(BqArgs p) { bq_panel_reg<double, 16, 2>(p); }
+static int g_reg = 0;  // 1: the register panel where it takes the panel
 
 #define CK(x)                                                                              \
     do {                                                                                   \
@@ -41,11 +167,14 @@ template <typename T> struct KT;
                         : (sm ? bq_panel_smem_##TN##_nb32 : bq_panel_glob_##TN##_nb32);      \
     }                                                                                        \
     static BqFn vtc(int nb) { return nb == 16 ? bq_vtc_##TN##_nb16 : bq_vtc_##TN##_nb32; }   \
+    static BqFn reg(int nb);                                                                 \
     static BqFn tw(int nb) { return nb == 16 ? bq_tw_##TN##_nb16 : bq_tw_##TN##_nb32; }      \
     static BqFn upd(int nb) { return nb == 16 ? bq_upd_##TN##_nb16 : bq_upd_##TN##_nb32; }   \
     static const char* name() { return #TN; }
 template <> struct KT<float> { KT_BODY(f32) };
 template <> struct KT<double> { KT_BODY(f64) };
+BqFn KT<float>::reg(int nb) { return nb == 16 ? bq_panel_reg_f32_nb16 : bq_panel_reg_f32_nb32; }
+BqFn KT<double>::reg(int nb) { return nb == 16 ? bq_panel_reg_f64_nb16 : nullptr; }
 
 enum Stage { S_PREP, S_PANEL, S_VTC, S_TW, S_UPD, S_QVTC, S_QTW, S_QUPD, S_STORE, S_N };
 static const char* stage_name[S_N] = {"max+load+eye", "panel", "R: vtc", "R: tw", "R: upd",
@@ -170,7 +299,13 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
         BqArgs pp = base;
         pp.k0 = k0; pp.nb = nb; pp.panel = panel;
         const bool sm = smem <= room;
-        launch<T>(KT<T>::panel(nbk, sm), batch, threads, sm ? smem : 0, s, pp, tm, S_PANEL);
+        BqFn rf = KT<T>::reg(nbk);
+        if (g_reg && rf && rows <= REG_RPT * REG_MAXT) {
+            const int rt = std::max(64, ((rows + REG_RPT - 1) / REG_RPT + 31) / 32 * 32);
+            launch<T>(rf, batch, rt, 0, s, pp, tm, S_PANEL);
+        } else {
+            launch<T>(KT<T>::panel(nbk, sm), batch, threads, sm ? smem : 0, s, pp, tm, S_PANEL);
+        }
         if (k0 + nb < n) update(panel, w, (size_t)m * n, k0 + nb, n, true);
     }
     BqArgs pr = base;
@@ -285,8 +420,8 @@ static void shape(int batch, int m, int n) {
         run_blocked<T>(batch, m, n, true, da[it % nbuf], dq, dr, di, s, &tm);
         tm.sums(st);
     }
-    printf("%s %dx%dx%d nb=%d: check %s (rec %.2e orth %.2e info %u) | call %.3f ms (min %.3f), r mode %.3f ms\n",
-           KT<T>::name(), batch, m, n, g_nb, ok ? "ok" : "FAILED", rec, orth, info0, ts[ts.size() / 2], ts[0],
+    printf("%s %dx%dx%d nb=%d %s: check %s (rec %.2e orth %.2e info %u) | call %.3f ms (min %.3f), r mode %.3f ms\n",
+           KT<T>::name(), batch, m, n, g_nb, g_reg ? "regpanel" : "smempanel", ok ? "ok" : "FAILED", rec, orth, info0, ts[ts.size() / 2], ts[0],
            tr[tr.size() / 2]);
     double tot = 0;
     for (int i = 0; i < S_N; ++i) tot += st[i] / 3;
@@ -310,7 +445,9 @@ int main(int argc, char** argv) {
     set_smem_attrs<float>();
     set_smem_attrs<double>();
     const int shapes[][3] = {{1, 1024, 1024}, {256, 256, 256}, {1, 256, 256}, {1, 128, 128}, {16, 2048, 64}, {1, 4096, 1024}};
-    for (auto& sh : shapes) shape<float>(sh[0], sh[1], sh[2]);
-    for (auto& sh : shapes) shape<double>(sh[0], sh[1], sh[2]);
+    for (g_reg = 0; g_reg < 2; ++g_reg) {
+        for (auto& sh : shapes) shape<float>(sh[0], sh[1], sh[2]);
+        for (auto& sh : shapes) shape<double>(sh[0], sh[1], sh[2]);
+    }
     return 0;
 }
