@@ -4,8 +4,9 @@
 // every launch, summed by stage: where the time of a call goes.
 // Build: nvcc -O3 -arch=sm_90 -o qr_blocked_lab gpu-lab/qr_blocked_lab.cu
 // Run:   ./qr_blocked_lab [nb]     (nb = 16 or 32 forces the panel width, as BATCHLIN_BQ_NB)
-// Every shape runs twice: the library's panel kernel, then the register panel below
-// (where it takes the panel: rows <= 1024, 2 rows a thread, f32 NB 16/32, f64 NB 16).
+// Every shape runs three times: the library's kernels; with the register panel below
+// (where it takes the panel: rows <= 1024, 2 rows a thread, f32 NB 16/32, f64 NB 16);
+// with the register panel and bq_tw folded into bq_vtc (bq_vtc_tw below).
 // Not yet run on a device (written after the first H200 run of the kernel).
 #include <cstdio>
 #include <cstdlib>
@@ -144,6 +145,63 @@ extern "C" __global__ void __launch_bounds__(512) bq_panel_reg_f32_nb16(BqArgs p
 extern "C" __global__ void __launch_bounds__(512) bq_panel_reg_f64_nb16(BqArgs p) { bq_panel_reg<double, 16, 2>(p); }
 static int g_reg = 0;  // 1: the register panel where it takes the panel
 
+// Experiment: bq_tw folded into bq_vtc. Each block writes its split's partial as bq_vtc
+// does; the last block of a (matrix, column tile) to finish (a counter per tile, reset by
+// that block) sums the splits in a fixed order and applies op(T): one launch fewer per
+// update, results as deterministic as the library's.
+template <typename T, int NB>
+__device__ __forceinline__ void bq_vtc_tw(const BqArgs& p, unsigned* cnt) {
+    bq_vtc<T, NB>(p);
+    __shared__ int s_last;
+    __shared__ T Ys[NB][33];
+    __shared__ T Ts[NB][NB + 1];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int rest = (int)(blockIdx.x - b * p.tiles);
+    const int ctiles = p.tiles / p.nsplit;
+    const int ct = rest % ctiles;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) s_last = atomicAdd(cnt + b * ctiles + ct, 1u) == (unsigned)(p.nsplit - 1);
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    if (threadIdx.x == 0) cnt[b * ctiles + ct] = 0u;
+    const int tid = threadIdx.x;
+    const T* Tg = (const T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB;
+    for (int idx = tid; idx < NB * NB; idx += 256) {
+        const int i = idx / NB, j = idx - i * NB;
+        if (p.trans) Ts[j][i] = Tg[idx];
+        else Ts[i][j] = Tg[idx];
+    }
+    const T* Y = (const T*)p.y + (b * p.nsplit * NB) * (bl_i64)p.ldy;
+    T* Z = (T*)p.z + (b * NB) * (bl_i64)p.ldy;
+    for (int h = 0; h < 2; ++h) {  // two halves of 32 columns (static shared memory < 48 KB)
+        __syncthreads();
+        for (int idx = tid; idx < NB * 32; idx += 256) {
+            const int a = idx >> 5, cc = idx & 31;
+            const int col = ct * 64 + h * 32 + cc;
+            T sum = T(0);
+            if (col < p.ldy)
+                for (int sp = 0; sp < p.nsplit; ++sp) sum += __ldcg(Y + ((bl_i64)sp * NB + a) * p.ldy + col);
+            Ys[a][cc] = sum;
+        }
+        __syncthreads();
+        for (int idx = tid; idx < NB * 32; idx += 256) {
+            const int a = idx >> 5, cc = idx & 31;
+            const int col = ct * 64 + h * 32 + cc;
+            T sum = T(0);
+#pragma unroll
+            for (int l = 0; l < NB; ++l) sum += Ts[a][l] * Ys[l][cc];
+            if (col < p.ldy) Z[(bl_i64)a * p.ldy + col] = sum;
+        }
+    }
+}
+typedef void (*BqFn2)(BqArgs, unsigned*);
+#define BL_LAB_VTW(TN, T, NB) \
+    extern "C" __global__ void __launch_bounds__(256) bq_vtw_##TN##_nb##NB(BqArgs p, unsigned* c) { bq_vtc_tw<T, NB>(p, c); }
+BL_LAB_VTW(f32, float, 16) BL_LAB_VTW(f32, float, 32) BL_LAB_VTW(f64, double, 16) BL_LAB_VTW(f64, double, 32)
+static int g_fuse = 0;  // 1: bq_vtc_tw instead of bq_vtc + bq_tw
+
 #define CK(x)                                                                              \
     do {                                                                                   \
         cudaError_t e_ = (x);                                                              \
@@ -168,6 +226,7 @@ template <typename T> struct KT;
     }                                                                                        \
     static BqFn vtc(int nb) { return nb == 16 ? bq_vtc_##TN##_nb16 : bq_vtc_##TN##_nb32; }   \
     static BqFn reg(int nb);                                                                 \
+    static BqFn2 vtw(int nb) { return nb == 16 ? bq_vtw_##TN##_nb16 : bq_vtw_##TN##_nb32; } \
     static BqFn tw(int nb) { return nb == 16 ? bq_tw_##TN##_nb16 : bq_tw_##TN##_nb32; }      \
     static BqFn upd(int nb) { return nb == 16 ? bq_upd_##TN##_nb16 : bq_upd_##TN##_nb32; }   \
     static const char* name() { return #TN; }
@@ -260,6 +319,10 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
     CK(cudaMallocAsync(&y, (size_t)batch * max_split * nbk * ldy * es, s));
     CK(cudaMallocAsync(&z, (size_t)batch * nbk * ldy * es, s));
     CK(cudaMallocAsync(&mx, (size_t)batch * 8, s));
+    unsigned* cnt;  // bq_vtc_tw's tile counters (each reset by its last block)
+    const size_t ncnt = (size_t)batch * ((ldy + 63) / 64);
+    CK(cudaMallocAsync((void**)&cnt, ncnt * 4, s));
+    CK(cudaMemsetAsync(cnt, 0, ncnt * 4, s));
     CK(cudaMemsetAsync(mx, 0, (size_t)batch * 8, s));
     if (tm) tm->start();
 
@@ -285,9 +348,15 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
         u.c = cptr; u.c_bs = c_bs; u.k0 = k0; u.nb = nb; u.panel = panel; u.c0 = c0; u.c1 = c1;
         u.nsplit = nsplit; u.srows = srows; u.ldy = cols; u.trans = trans;
         u.tiles = nsplit * ctiles;
-        launch<T>(KT<T>::vtc(nbk), (size_t)batch * u.tiles, 256, 0, s, u, tm, trans ? S_VTC : S_QVTC);
-        u.tiles = ctiles;
-        launch<T>(KT<T>::tw(nbk), (size_t)batch * u.tiles, 256, 0, s, u, tm, trans ? S_TW : S_QTW);
+        if (g_fuse) {
+            KT<T>::vtw(nbk)<<<(unsigned)(batch * u.tiles), 256, 0, s>>>(u, cnt);
+            CK(cudaGetLastError());
+            if (tm) tm->mark(trans ? S_VTC : S_QVTC);
+        } else {
+            launch<T>(KT<T>::vtc(nbk), (size_t)batch * u.tiles, 256, 0, s, u, tm, trans ? S_VTC : S_QVTC);
+            u.tiles = ctiles;
+            launch<T>(KT<T>::tw(nbk), (size_t)batch * u.tiles, 256, 0, s, u, tm, trans ? S_TW : S_QTW);
+        }
         u.tiles = ((rows + 63) / 64) * ctiles;
         launch<T>(KT<T>::upd(nbk), (size_t)batch * u.tiles, 256, 0, s, u, tm, trans ? S_UPD : S_QUPD);
     };
@@ -321,7 +390,7 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
         pq.o = q; pq.o_bs = (bl_i64)m * k; pq.o_rs = k; pq.o_cs = 1;
         launch<T>(KT<T>::store_q(), (size_t)batch * pq.tiles, 256, 0, s, pq, tm, S_STORE);
     }
-    for (void* b : {w, qw, tau, t, y, z, mx})
+    for (void* b : {w, qw, tau, t, y, z, mx, (void*)cnt})
         if (b) CK(cudaFreeAsync(b, s));
 }
 
@@ -362,7 +431,8 @@ static void shape(int batch, int m, int n) {
     unsigned info0;
     CK(cudaMemcpy(&info0, di, 4, cudaMemcpyDeviceToHost));
     double nd2 = 0, na2 = 0, no2 = 0;
-    for (int i = 0; i < m; ++i)
+    const int step = m * n > (1 << 18) ? 4 : 1;  // rows (and Q columns) sampled on big shapes
+    for (int i = 0; i < m; i += step)
         for (int j = 0; j < n; ++j) {
             double sum = 0;
             for (int l = 0; l <= std::min(j, k - 1); ++l) sum += (double)q[(size_t)i * k + l] * r[(size_t)l * n + j];
@@ -372,18 +442,18 @@ static void shape(int batch, int m, int n) {
         }
     std::vector<double> g((size_t)k * k, 0.0);
     for (int i = 0; i < m; ++i)
-        for (int c1 = 0; c1 < k; ++c1) {
+        for (int c1 = 0; c1 < k; c1 += step) {
             const double x = q[(size_t)i * k + c1];
             for (int c2 = 0; c2 < k; ++c2) g[(size_t)c1 * k + c2] += x * q[(size_t)i * k + c2];
         }
-    for (int c1 = 0; c1 < k; ++c1)
+    for (int c1 = 0; c1 < k; c1 += step)
         for (int c2 = 0; c2 < k; ++c2) {
             const double d = g[(size_t)c1 * k + c2] - (c1 == c2 ? 1.0 : 0.0);
             no2 += d * d;
         }
     bool diag_ok = true;
     for (int i = 0; i < k; ++i) diag_ok = diag_ok && r[(size_t)i * n + i] >= 0;
-    const double rec = std::sqrt(nd2 / na2), orth = std::sqrt(no2 / k);
+    const double rec = std::sqrt(nd2 / na2), orth = std::sqrt(no2 * step / k);
     const double tol = sizeof(T) == 4 ? 1e-4 : 1e-12;
     const bool ok = rec <= tol && orth <= tol && diag_ok && info0 == 0;
     // whole call, median of 10 after 3 warm-ups, inputs rotated
@@ -421,7 +491,7 @@ static void shape(int batch, int m, int n) {
         tm.sums(st);
     }
     printf("%s %dx%dx%d nb=%d %s: check %s (rec %.2e orth %.2e info %u) | call %.3f ms (min %.3f), r mode %.3f ms\n",
-           KT<T>::name(), batch, m, n, g_nb, g_reg ? "regpanel" : "smempanel", ok ? "ok" : "FAILED", rec, orth, info0, ts[ts.size() / 2], ts[0],
+           KT<T>::name(), batch, m, n, g_nb, g_reg ? (g_fuse ? "regpanel+vtw" : "regpanel") : "smempanel", ok ? "ok" : "FAILED", rec, orth, info0, ts[ts.size() / 2], ts[0],
            tr[tr.size() / 2]);
     double tot = 0;
     for (int i = 0; i < S_N; ++i) tot += st[i] / 3;
@@ -445,7 +515,10 @@ int main(int argc, char** argv) {
     set_smem_attrs<float>();
     set_smem_attrs<double>();
     const int shapes[][3] = {{1, 1024, 1024}, {256, 256, 256}, {1, 256, 256}, {1, 128, 128}, {16, 2048, 64}, {1, 4096, 1024}};
-    for (g_reg = 0; g_reg < 2; ++g_reg) {
+    // variants: the library as it is; + register panel; + register panel and bq_vtc_tw
+    for (int v = 0; v < 3; ++v) {
+        g_reg = v >= 1;
+        g_fuse = v >= 2;
         for (auto& sh : shapes) shape<float>(sh[0], sh[1], sh[2]);
         for (auto& sh : shapes) shape<double>(sh[0], sh[1], sh[2]);
     }
