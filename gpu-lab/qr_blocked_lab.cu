@@ -512,6 +512,12 @@ int main(int argc, char** argv) {
     g_sms = pr.multiProcessorCount;
     g_optin = pr.sharedMemPerBlockOptin;
     printf("%s, %d SMs, %zu B shared optin\n", pr.name, g_sms, g_optin);
+    {  // as the library: freed scratch stays in the pool
+        cudaMemPool_t pool;
+        CK(cudaDeviceGetDefaultMemPool(&pool, 0));
+        unsigned long long thr = ~0ull;
+        CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
+    }
     set_smem_attrs<float>();
     set_smem_attrs<double>();
     const int shapes[][3] = {{1, 1024, 1024}, {256, 256, 256}, {1, 256, 256}, {1, 128, 128}, {16, 2048, 64}, {1, 4096, 1024}};
