@@ -257,7 +257,7 @@ def test_cupy_raises_clearly_without_backend():
 # torch on the GPU
 
 # Shapes that reach every kernel (Auto): warp (small), smem (100x100), tall (1000x16 with
-# a small batch; complete mode goes to the single-level kernels), large (300x300).
+# a small batch; complete mode goes to the single-level kernels), blocked (300x300).
 SHAPES = [(64, 8, 8), (3, 5, 12, 7), (5, 7, 12), (40, 3), (16, 1, 5), (16, 5, 1),
           (8, 100, 100), (4, 1000, 16), (2, 300, 300)]
 

@@ -254,10 +254,17 @@ pub(crate) fn nvrtc_cubin(src: &str, name: &str, arch: &str) -> Result<Vec<u8>> 
 /// The sources every module is built from, in order.
 pub(crate) const COMMON_CU: &str = include_str!("kernels/common.cu");
 pub(crate) const QR_CU: &str = include_str!("kernels/qr.cu");
+pub(crate) const QR_BLOCKED_CU: &str = include_str!("kernels/qr_blocked.cu");
 
-/// The full source of the module that holds kernel `name`, instantiated by `inst`.
+/// The full source of the module that holds kernel `name`, instantiated by `inst`
+/// (`BL_BQ_*` lines instantiate the blocked QR kernels of qr_blocked.cu).
 pub(crate) fn module_source(inst: &str) -> String {
-    format!("#define BL_NO_DEFAULT_INST\n{COMMON_CU}\n{QR_CU}\n{inst}\n")
+    let ops = if inst.starts_with("BL_BQ_") {
+        QR_BLOCKED_CU
+    } else {
+        QR_CU
+    };
+    format!("#define BL_NO_DEFAULT_INST\n{COMMON_CU}\n{ops}\n{inst}\n")
 }
 
 impl Device {

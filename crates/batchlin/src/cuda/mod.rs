@@ -19,11 +19,14 @@
 //! - `wy`: as smem, blocked: panels of 8 columns, the trailing matrix updated once a panel
 //!   (compact WY, V in registers), Q formed backwards the same way (m up to 128);
 //! - `tall`: TSQR over 128-row leaves plus batched products for Q (n <= 64);
-//! - `large`: as smem with the matrix in global scratch (any size; slow for big ones).
+//! - `large`: as smem with the matrix in global scratch (any size; slow for big ones);
+//! - `blocked`: blocked Householder QR across the grid, panels of 16/32 columns and
+//!   grid-wide updates (any size; for large matrices alone or in small batches).
 
 pub mod bench;
 mod driver;
 mod qr;
+mod qr_blocked;
 pub mod registry;
 #[cfg(test)]
 mod tests;
@@ -47,15 +50,17 @@ pub enum QrKernel {
     Wy,
     Tall,
     Large,
+    Blocked,
 }
 
 impl QrKernel {
-    pub const FORCEABLE: [QrKernel; 5] = [
+    pub const FORCEABLE: [QrKernel; 6] = [
         QrKernel::Warp,
         QrKernel::Smem,
         QrKernel::Wy,
         QrKernel::Tall,
         QrKernel::Large,
+        QrKernel::Blocked,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +71,7 @@ impl QrKernel {
             QrKernel::Wy => "wy",
             QrKernel::Tall => "tall",
             QrKernel::Large => "large",
+            QrKernel::Blocked => "blocked",
         }
     }
 
@@ -77,9 +83,10 @@ impl QrKernel {
             "wy" => QrKernel::Wy,
             "tall" => QrKernel::Tall,
             "large" => QrKernel::Large,
+            "blocked" => QrKernel::Blocked,
             _ => {
                 return Err(Error::Argument(format!(
-                    "unknown CUDA QR kernel {s:?}: expected auto, warp, block, smem, tall or large"
+                    "unknown CUDA QR kernel {s:?}: expected auto, warp, block, smem, tall, large or blocked"
                 )))
             }
         })
@@ -544,6 +551,7 @@ fn all_instantiations() -> Vec<(String, String)> {
         insts.push((format!("gemm_{tn}"), format!("BL_GEMM({tn}, {ct})")));
         insts.push((format!("eye_{tn}"), format!("BL_EYE({tn}, {ct})")));
     }
+    insts.extend(qr_blocked::instantiations());
     insts
 }
 

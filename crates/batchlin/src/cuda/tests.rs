@@ -302,6 +302,11 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (2, 200, 150),
     (2, 300, 20),
     (2, 1000, 64),
+    // several panels of the blocked kernel
+    (2, 300, 200),
+    (2, 100, 300),
+    (2, 513, 257),
+    (1, 1024, 1024),
 ];
 
 fn sweep<T: Real>() -> Result<()> {
@@ -332,6 +337,10 @@ fn sweep<T: Real>() -> Result<()> {
             (30, 30, Mode::R, Layout::RowMajor),
             (300, 40, Mode::R, Layout::ColMajor),
             (300, 40, Mode::Reduced, Layout::Padded),
+            (300, 200, Mode::Complete, Layout::ColMajor),
+            (130, 300, Mode::Complete, Layout::Padded),
+            (200, 300, Mode::Reduced, Layout::Padded),
+            (513, 257, Mode::R, Layout::RowMajor),
         ] {
             seed += 1;
             if case::<T>(kernel, 5, m, n, mode, lay, Special::Rand, seed)? {
@@ -347,7 +356,7 @@ fn sweep<T: Real>() -> Result<()> {
             Special::Tiny,
             Special::Huge,
         ] {
-            for (m, n) in [(32, 28), (260, 24)] {
+            for (m, n) in [(32, 28), (260, 24), (150, 100)] {
                 seed += 1;
                 if case::<T>(kernel, 5, m, n, Mode::Reduced, Layout::ColMajor, sp, seed)? {
                     ran += 1;
@@ -500,7 +509,11 @@ fn nvrtc_compiles_every_kernel() {
             for (name, bytes) in &v {
                 println!("{name}: {bytes} bytes of CUBIN");
             }
-            assert_eq!(v.len(), 2 * (qr::REG_SHAPES.len() + qr::WY_RPL.len() + 4));
+            assert_eq!(
+                v.len(),
+                2 * (qr::REG_SHAPES.len() + qr::WY_RPL.len() + 4)
+                    + qr_blocked::instantiations().len()
+            );
         }
         Err(Error::Unavailable(e)) => println!("skipped: no NVRTC ({e})"),
         Err(e) => panic!("{e}"),
@@ -547,8 +560,8 @@ fn unavailable_is_an_error_not_a_panic() {
 }
 
 /// Times qr_device (Auto and each kernel that takes the shape) with CUDA events, inputs
-/// rotated beyond L2, median of 15 after warm-up; scratch from the pool inside the timing.
-/// Run with --ignored on a GPU machine.
+/// rotated beyond L2, median of 15 after warm-up (3 for the largest); scratch from the pool
+/// inside the timing; f32 then f64. Run with --ignored on a GPU machine.
 #[test]
 #[ignore]
 fn bench_qr_device() {
@@ -563,8 +576,27 @@ fn bench_qr_device() {
         (16, 1024, 64),
         (16, 2048, 64),
         (1, 1024, 1024),
+        // where the blocked kernel may take over
+        (1, 128, 128),
+        (16, 128, 128),
+        (1, 256, 256),
+        (16, 256, 256),
+        (1024, 256, 256),
+        (1, 512, 512),
+        (8, 512, 512),
+        (64, 512, 512),
+        (1, 2048, 2048),
+        (1, 4096, 1024),
+        (1, 1024, 4096),
     ];
     println!("device: {}", be.device_name());
+    bench_shapes::<f32>(be, shapes);
+    bench_shapes::<f64>(be, shapes);
+}
+
+fn bench_shapes<T: Real>(be: &CudaBackend, shapes: &[(usize, usize, usize)]) {
+    let es = std::mem::size_of::<T>();
+    let tn = if T::DTYPE == DType::F32 { "f32" } else { "f64" };
     unsafe {
         be.dev.make_current().unwrap();
         let mut stream: cu::CUstream = std::ptr::null_mut();
@@ -575,31 +607,35 @@ fn bench_qr_device() {
         for &(batch, m, n) in shapes {
             let k = m.min(n);
             let elems = batch * m * n;
-            let nbuf = ((256usize << 20) / (elems * 4) + 1).clamp(2, 16);
+            let nbuf = ((256usize << 20) / (elems * es) + 1).clamp(2, 16);
             let mut rng = Rng(5);
-            let host: Vec<f32> = (0..elems).map(|_| rng.normal() as f32).collect();
+            let host: Vec<T> = (0..elems).map(|_| T::from_f64(rng.normal())).collect();
             let alloc = |bytes: usize| {
                 let mut p = 0;
                 driver::check(cu::cuMemAlloc_v2(&mut p, bytes), "cuMemAlloc").unwrap();
                 p
             };
-            let bufs: Vec<u64> = (0..nbuf).map(|_| alloc(elems * 4)).collect();
+            let bufs: Vec<u64> = (0..nbuf).map(|_| alloc(elems * es)).collect();
             for &b in &bufs {
                 driver::check(
-                    cu::cuMemcpyHtoD_v2(b, host.as_ptr() as *const _, elems * 4),
+                    cu::cuMemcpyHtoD_v2(b, host.as_ptr() as *const _, elems * es),
                     "htod",
                 )
                 .unwrap();
             }
             let (dq, dr, di) = (
-                alloc(batch * m * k * 4),
-                alloc(batch * k * n * 4),
+                alloc(batch * m * k * es),
+                alloc(batch * k * n * es),
                 alloc(batch * 4),
             );
             for kernel in [QrKernel::Auto].into_iter().chain(QrKernel::FORCEABLE) {
+                // the one-block-a-matrix fallback takes seconds on the largest shapes
+                if kernel == QrKernel::Large && m * n > (1 << 20) {
+                    continue;
+                }
                 let mut ts = Vec::new();
                 let mut ok = true;
-                let reps = if m * n >= 1 << 20 { 3 } else { 15 };
+                let reps = if m * n >= 1 << 20 { 5 } else { 15 };
                 for it in 0..reps + 3 {
                     let am = DevMat {
                         ptr: bufs[it % nbuf],
@@ -620,7 +656,7 @@ fn bench_qr_device() {
                         col_stride: 1,
                     };
                     cu::cuEventRecord(e0, stream);
-                    if qr_device::<f32>(be, stream, kernel, batch, m, n, am, Some(qm), k, rm, k, di)
+                    if qr_device::<T>(be, stream, kernel, batch, m, n, am, Some(qm), k, rm, k, di)
                         .is_err()
                     {
                         ok = false;
@@ -637,12 +673,12 @@ fn bench_qr_device() {
                 if ok {
                     ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
                     let chosen = if kernel == QrKernel::Auto {
-                        be.qr_kernel_for::<f32>(batch, m, n, Some(k)).name()
+                        be.qr_kernel_for::<T>(batch, m, n, Some(k)).name()
                     } else {
                         ""
                     };
                     println!(
-                        "BENCH f32 {batch}x{m}x{n} {:<5} {chosen:<5} median {:.4} ms  min {:.4}",
+                        "BENCH {tn} {batch}x{m}x{n} {:<7} {chosen:<7} median {:.4} ms  min {:.4}",
                         kernel.name(),
                         ts[ts.len() / 2],
                         ts[0]
@@ -653,5 +689,6 @@ fn bench_qr_device() {
                 let _ = cu::cuMemFree_v2(p);
             }
         }
+        let _ = cu::cuStreamDestroy_v2(stream);
     }
 }

@@ -1,0 +1,549 @@
+// batchlin blocked Householder QR spread across the grid (QrKernel::Blocked).
+// Needs common.cu before it. NVRTC-compilable: no host headers.
+//
+// The matrix is copied, scaled by a power of two (max|a| in [0.5, 1)), into a column-major
+// work copy W (ld = ldw = m). Panels of NB columns (NB = 16 or 32, the last narrower):
+//   bq_panel   one block a matrix factors the panel W[k0:m, k0:k0+nb] column by column
+//              (xGEQR2 conventions, tau = 0 rule), in shared memory when it fits, else in
+//              place in global memory; builds the panel's T (xLARFT, H = I - V T V^T) on
+//              the way: the reduction that gives w = v^T C also gives V^T v.
+//   bq_vtc     Y_s = V^T C over row split s (split-K across the grid; partials kept apart)
+//   bq_tw      Z = op(T) (sum_s Y_s): T^T while factoring (H^T C), T while forming Q (H C)
+//   bq_upd     C -= V Z
+// Q is formed backwards (xORGQR): Qw = I (m x qcols), then for panels from the last,
+// Qw[k0:m, k0:qcols] = H_p Qw[k0:m, k0:qcols]. R and Q are written out with the signs
+// that make diag(R) >= 0, the scale undone, NaN for a matrix with NaN/Inf input.
+// Grids are flat: block x = matrix * tiles + tile (no 65535 limit on the batch).
+
+struct BqArgs {
+    const void* a;  // input A (bq_max, bq_load)
+    bl_i64 a_bs, a_rs, a_cs;
+    void* o;  // output R or Q (bq_store_r, bq_store_q)
+    bl_i64 o_bs, o_rs, o_cs;
+    void* w;  // factor work, column-major, ld = ldw
+    bl_i64 w_bs;
+    void* c;  // the C of an update (W or Qw), column-major, ld = ldw
+    bl_i64 c_bs;
+    void* tau;  // batch x k
+    void* t;    // T of every panel: t + b * t_bs + panel * NB * NB, row-major NB x NB
+    bl_i64 t_bs;
+    void* y;  // bq_vtc partials: ((b * nsplit + s) * NB + row) * ldy + col
+    void* z;  // bq_tw result: (b * NB + row) * ldy + col
+    unsigned long long* mx;  // per matrix: bits of max|a| (+inf: NaN/Inf seen)
+    unsigned int* info;
+    int batch, m, n, k, ldw;
+    int k0, nb, panel;  // the panel: columns [k0, k0 + nb)
+    int c0, c1;         // columns of C updated: [c0, c1)
+    int nsplit, srows;  // bq_vtc: row splits of srows rows each, from row k0
+    int ldy;            // c1 - c0
+    int trans;          // bq_tw: 1 -> T^T (factoring), 0 -> T (forming Q)
+    int orows, ocols;   // bq_store_*: output rows x columns; bq_load / bq_max: m x n
+    int tiles;          // blocks a matrix (flat grids)
+};
+
+template <typename T> struct BqBits;
+template <> struct BqBits<float> {
+    static __device__ __forceinline__ unsigned long long to(float x) { return (unsigned long long)(unsigned)__float_as_int(x); }
+    static __device__ __forceinline__ float from(unsigned long long u) { return __int_as_float((int)(unsigned)u); }
+};
+template <> struct BqBits<double> {
+    static __device__ __forceinline__ unsigned long long to(double x) { return (unsigned long long)__double_as_longlong(x); }
+    static __device__ __forceinline__ double from(unsigned long long u) { return __longlong_as_double((long long)u); }
+};
+
+// The matrix's scale exponent e (max|a| = f * 2^e, f in [0.5, 1)) and whether it is bad.
+template <typename T>
+__device__ __forceinline__ void bq_scale_of(const BqArgs& p, bl_i64 b, T& mxv, int& e, bool& bad) {
+    mxv = BqBits<T>::from(p.mx[b]);
+    bad = !(mxv <= BlT<T>::huge());
+    e = (bad || mxv == T(0)) ? 0 : BlT<T>::expo(mxv);
+}
+
+// 32x32 tiles of an rows x cols matrix, 256 threads (32 x 8): tile t of a matrix.
+__device__ __forceinline__ void bq_tile(int tile, int rows, int& i0, int& j0) {
+    const int tr = (rows + 31) >> 5;
+    const int tj = tile / tr;
+    i0 = (tile - tj * tr) << 5;
+    j0 = tj << 5;
+}
+
+// ---------------------------------------------------------------------------------
+// max|a| per matrix (atomicMax on the bits of non-negative values; NaN/Inf -> +inf).
+
+template <typename T>
+__device__ __forceinline__ void bq_max(const BqArgs& p) {
+    __shared__ unsigned long long s_m[8];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int tile = (int)(blockIdx.x - b * p.tiles);
+    int i0, j0;
+    bq_tile(tile, p.m, i0, j0);
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    const bool rowfast = (p.a_cs < 0 ? -p.a_cs : p.a_cs) <= (p.a_rs < 0 ? -p.a_rs : p.a_rs);
+    const T* A = (const T*)p.a + b * p.a_bs;
+    T mx = T(0);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int u = ty + 8 * q;
+        const int i = i0 + (rowfast ? u : tx), j = j0 + (rowfast ? tx : u);
+        if (i < p.m && j < p.n) {
+            const T f = bl_absflag(A[(bl_i64)i * p.a_rs + (bl_i64)j * p.a_cs]);
+            mx = f > mx ? f : mx;
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const T o = bl_shfl_xor(mx, off);
+        mx = o > mx ? o : mx;
+    }
+    if (tx == 0) s_m[ty] = BqBits<T>::to(mx);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long r = s_m[0];
+        for (int w = 1; w < 8; ++w) r = s_m[w] > r ? s_m[w] : r;
+        if (r != 0ull) atomicMax(p.mx + b, r);
+    }
+}
+
+// W = A * 2^-e, column-major (through a shared tile: reads and writes coalesced).
+template <typename T>
+__device__ __forceinline__ void bq_load(const BqArgs& p) {
+    __shared__ T s[32][33];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int tile = (int)(blockIdx.x - b * p.tiles);
+    int i0, j0;
+    bq_tile(tile, p.m, i0, j0);
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    const bool rowfast = (p.a_cs < 0 ? -p.a_cs : p.a_cs) <= (p.a_rs < 0 ? -p.a_rs : p.a_rs);
+    const T* A = (const T*)p.a + b * p.a_bs;
+    T mxv;
+    int e;
+    bool bad;
+    bq_scale_of<T>(p, b, mxv, e, bad);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int u = ty + 8 * q;
+        const int il = rowfast ? u : tx, jl = rowfast ? tx : u;
+        const int i = i0 + il, j = j0 + jl;
+        T x = T(0);
+        if (i < p.m && j < p.n) x = A[(bl_i64)i * p.a_rs + (bl_i64)j * p.a_cs];
+        s[il][jl] = x;
+    }
+    __syncthreads();
+    T* W = (T*)p.w + b * p.w_bs;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int jl = ty + 8 * q;
+        const int i = i0 + tx, j = j0 + jl;
+        if (i < p.m && j < p.n) W[i + (bl_i64)j * p.ldw] = e != 0 ? bl_scale2(s[tx][jl], -e) : s[tx][jl];
+    }
+}
+
+// Qw = the first ocols columns of I_m (column-major, ld = ldw).
+template <typename T>
+__device__ __forceinline__ void bq_eye(const BqArgs& p) {
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int tile = (int)(blockIdx.x - b * p.tiles);
+    int i0, j0;
+    bq_tile(tile, p.m, i0, j0);
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    T* C = (T*)p.c + b * p.c_bs;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int i = i0 + tx, j = j0 + ty + 8 * q;
+        if (i < p.m && j < p.ocols) C[i + (bl_i64)j * p.ldw] = (i == j) ? T(1) : T(0);
+    }
+}
+
+// R (orows x n) or Q (m x ocols) from the work copies, into the caller's strides.
+// R: upper trapezoid of W, row i times sign(W_ii), times 2^e. Q: column j of Qw times
+// sign(W_jj) for j < k. NaN everywhere for a bad matrix. The first tile of each matrix
+// of bq_store_r also writes its info word.
+template <typename T, bool IS_Q>
+__device__ __forceinline__ void bq_store(const BqArgs& p) {
+    __shared__ T s[32][33];
+    __shared__ T s_sg[32];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int tile = (int)(blockIdx.x - b * p.tiles);
+    int i0, j0;
+    bq_tile(tile, p.orows, i0, j0);
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    T mxv;
+    int e;
+    bool bad;
+    bq_scale_of<T>(p, b, mxv, e, bad);
+    const T* W = (const T*)p.w + b * p.w_bs;
+    const int K = p.k;
+    if (threadIdx.x < 32) {
+        const int d = (IS_Q ? j0 : i0) + tx;  // the sign's index: Q column / R row
+        s_sg[tx] = (d < K && W[d + (bl_i64)d * p.ldw] < T(0)) ? T(-1) : T(1);
+    }
+    const T* S = IS_Q ? (const T*)p.c + b * p.c_bs : W;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int jl = ty + 8 * q;
+        const int i = i0 + tx, j = j0 + jl;
+        T x = T(0);
+        if (i < p.orows && j < p.ocols) {
+            if (IS_Q) x = S[i + (bl_i64)j * p.ldw];
+            else if (i <= j && i < K) x = S[i + (bl_i64)j * p.ldw];
+        }
+        s[tx][jl] = x;
+    }
+    __syncthreads();
+    const bool rowfast = (p.o_cs < 0 ? -p.o_cs : p.o_cs) <= (p.o_rs < 0 ? -p.o_rs : p.o_rs);
+    T* O = (T*)p.o + b * p.o_bs;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int u = ty + 8 * q;
+        const int il = rowfast ? u : tx, jl = rowfast ? tx : u;
+        const int i = i0 + il, j = j0 + jl;
+        if (i < p.orows && j < p.ocols) {
+            const T sg = IS_Q ? s_sg[jl] : s_sg[il];
+            T v = s[il][jl] * sg;
+            if (!IS_Q && e != 0) v = bl_scale2(v, e);
+            O[(bl_i64)i * p.o_rs + (bl_i64)j * p.o_cs] = bad ? BlT<T>::nan() : v;
+        }
+    }
+    if (!IS_Q && tile == 0 && p.info) {
+        const T thr = T(max(p.m, p.n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mxv, -e));
+        unsigned rd = 0;
+        for (int d = threadIdx.x; d < K; d += blockDim.x)
+            if (BlT<T>::abs_(W[d + (bl_i64)d * p.ldw]) <= thr) rd = 1;
+        rd = __syncthreads_or(rd);
+        if (threadIdx.x == 0) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Panel factorisation, one block a matrix. Thread t owns rows t, t + NT, ... of the
+// panel for the whole kernel, so only the reductions cross threads (3 barriers a column).
+
+// One step of a warp's transposing reduction of NB values a lane: stage OFF halves the
+// values each lane keeps (or, while 2 * OFF > NB, adds lane pairs); in the end lane l
+// holds the warp's sum of value l % NB in a[0].
+template <typename T, int NB, int OFF>
+__device__ __forceinline__ void bq_vstage(T (&a)[NB], int lane) {
+    if (2 * OFF > NB) {
+#pragma unroll
+        for (int i = 0; i < NB; ++i) a[i] += bl_shfl_xor(a[i], OFF);
+    } else {
+        const bool up = (lane & OFF) != 0;
+#pragma unroll
+        for (int i = 0; i < OFF; ++i) {
+            const T send = up ? a[i] : a[i + OFF];
+            const T keep = up ? a[i + OFF] : a[i];
+            a[i] = keep + bl_shfl_xor(send, OFF);
+        }
+    }
+}
+
+template <typename T, int NB>
+__device__ __forceinline__ T bq_warp_vsum(T (&a)[NB], int lane) {
+    bq_vstage<T, NB, 16>(a, lane);
+    bq_vstage<T, NB, 8>(a, lane);
+    bq_vstage<T, NB, 4>(a, lane);
+    bq_vstage<T, NB, 2>(a, lane);
+    bq_vstage<T, NB, 1>(a, lane);
+    return a[0];
+}
+
+template <typename T, int NB, bool SM>
+__device__ __forceinline__ void bq_panel(const BqArgs& p) {
+    extern __shared__ __align__(16) unsigned char bq_dsm[];
+    __shared__ T s_ss[32];
+    __shared__ T s_red[32][NB + 1];
+    __shared__ T s_w[NB];
+    __shared__ T s_T[NB][NB + 1];
+    const int tid = threadIdx.x, NT = blockDim.x, lane = tid & 31, wid = tid >> 5, NW = NT >> 5;
+    const bl_i64 b = blockIdx.x;
+    const int k0 = p.k0, nb = p.nb, r = p.m - k0;
+    const int ldg = p.ldw;
+    T* Wp = (T*)p.w + b * p.w_bs + k0 + (bl_i64)k0 * ldg;
+    T* P;
+    int ld;
+    if (SM) {
+        P = (T*)bq_dsm;
+        ld = r;
+        for (int j = 0; j < nb; ++j)
+            for (int i = tid; i < r; i += NT) P[i + j * ld] = Wp[i + (bl_i64)j * ldg];
+        // no barrier needed: each thread reads back only its own rows until the first one
+    } else {
+        P = Wp;
+        ld = ldg;
+    }
+    for (int kk = 0; kk < nb; ++kk) {
+        T* pc = P + (bl_i64)kk * ld;
+        T part = T(0);
+        for (int i = tid; i < r; i += NT)
+            if (i > kk) {
+                const T x = pc[i];
+                part += x * x;
+            }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) part += bl_shfl_xor(part, off);
+        if (lane == 0) s_ss[wid] = part;
+        __syncthreads();
+        T ss = T(0);
+        for (int w = 0; w < NW; ++w) ss += s_ss[w];
+        const T alpha = pc[kk];
+        T beta, tau, scal;
+        if (ss < BlT<T>::tiny()) {
+            beta = alpha;
+            tau = T(0);
+            scal = T(0);
+        } else {
+            const T nrm = BlT<T>::sqrt_(alpha * alpha + ss);
+            beta = alpha >= T(0) ? -nrm : nrm;
+            tau = (beta - alpha) / beta;
+            scal = T(1) / (alpha - beta);
+        }
+        // v below the diagonal (own rows), and acc[j] = v^T P[:, j] for j != kk: for
+        // j > kk the w of the update, for j < kk column kk of V^T V (for T).
+        T acc[NB];
+#pragma unroll
+        for (int j = 0; j < NB; ++j) acc[j] = T(0);
+        for (int i = tid; i < r; i += NT) {
+            if (i < kk) continue;
+            T vi = T(1);
+            if (i > kk) {
+                vi = pc[i] * scal;
+                pc[i] = vi;
+            }
+#pragma unroll
+            for (int j = 0; j < NB; ++j)
+                if (j < nb && j != kk) acc[j] += vi * P[i + (bl_i64)j * ld];
+        }
+        const T mine = bq_warp_vsum<T, NB>(acc, lane);
+        if (lane < NB) s_red[wid][lane] = mine;
+        __syncthreads();
+        if (tid < NB) {
+            T s = T(0);
+            for (int w = 0; w < NW; ++w) s += s_red[w][tid];
+            s_w[tid] = s;
+        }
+        __syncthreads();
+        // T[0:kk, kk] = -tau T[0:kk, 0:kk] (V^T v)[0:kk]; thread i owns row i of T.
+        if (tid < kk) {
+            T s = T(0);
+            for (int l = tid; l < kk; ++l) s += s_T[tid][l] * s_w[l];
+            s_T[tid][kk] = -tau * s;
+        } else if (tid == kk) {
+            s_T[kk][kk] = tau;
+        }
+        if (tau != T(0)) {
+            for (int i = tid; i < r; i += NT) {
+                if (i < kk) continue;
+                const T tv = tau * ((i == kk) ? T(1) : pc[i]);
+#pragma unroll
+                for (int j = 0; j < NB; ++j)
+                    if (j > kk && j < nb) P[i + (bl_i64)j * ld] -= tv * s_w[j];
+            }
+        }
+        if (tid == kk) pc[kk] = beta;  // row kk is owned by thread kk (NT >= NB)
+    }
+    __syncthreads();
+    if (SM) {
+        for (int j = 0; j < nb; ++j)
+            for (int i = tid; i < r; i += NT) Wp[i + (bl_i64)j * ldg] = P[i + j * ld];
+    }
+    if (tid < nb) ((T*)p.tau)[b * p.k + k0 + tid] = s_T[tid][tid];
+    T* Tg = (T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB;
+    for (int idx = tid; idx < NB * NB; idx += NT) {
+        const int i = idx / NB, j = idx - i * NB;
+        Tg[idx] = (i <= j && j < nb) ? s_T[i][j] : T(0);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The update C -= V op(T) V^T C of rows [k0, m), columns [c0, c1) of C.
+// V (r x nb, unit lower trapezoidal) is read from W's panel columns with the mask.
+
+template <typename T>
+__device__ __forceinline__ T bq_v(const T* Wv, bl_i64 ld, int il, int a, int nb) {
+    // element (il, a) of V, il counted from row k0, Wv = &W[k0, k0]
+    if (a >= nb || il < a) return T(0);
+    if (il == a) return T(1);
+    return Wv[il + a * ld];
+}
+
+// Y_s = V[split s]^T C[split s, c-tile]: NB x 64 outputs a block, 256 threads.
+// Grid: matrix * (nsplit * ctiles) + s * ctiles + ct.
+template <typename T, int NB>
+__device__ __forceinline__ void bq_vtc(const BqArgs& p) {
+    constexpr int AR = NB / 16;
+    __shared__ T Vs[32][NB + 1];
+    __shared__ T Cs[32][65];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int rest = (int)(blockIdx.x - b * p.tiles);
+    const int ctiles = p.tiles / p.nsplit;
+    const int s = rest / ctiles, ct = rest - s * ctiles;
+    const int r = p.m - p.k0;
+    const int rs0 = s * p.srows, rs1 = min(r, rs0 + p.srows);
+    const int col0 = p.c0 + ct * 64;
+    const bl_i64 ld = p.ldw;
+    const T* Wv = (const T*)p.w + b * p.w_bs + p.k0 + (bl_i64)p.k0 * ld;
+    const T* C = (const T*)p.c + b * p.c_bs + p.k0;
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    T acc[AR][4];
+#pragma unroll
+    for (int x = 0; x < AR; ++x)
+#pragma unroll
+        for (int y = 0; y < 4; ++y) acc[x][y] = T(0);
+    for (int ib = rs0; ib < rs1; ib += 32) {
+        for (int idx = tid; idx < 32 * NB; idx += 256) {
+            const int il = idx & 31, a = idx >> 5;
+            const int i = ib + il;
+            Vs[il][a] = (i < rs1) ? bq_v(Wv, ld, i, a, p.nb) : T(0);
+        }
+        for (int idx = tid; idx < 32 * 64; idx += 256) {
+            const int il = idx & 31, cc = idx >> 5;
+            const int i = ib + il, col = col0 + cc;
+            Cs[il][cc] = (i < rs1 && col < p.c1) ? C[i + (bl_i64)col * ld] : T(0);
+        }
+        __syncthreads();
+#pragma unroll 8
+        for (int il = 0; il < 32; ++il) {
+            T v[AR], c[4];
+#pragma unroll
+            for (int x = 0; x < AR; ++x) v[x] = Vs[il][ty + 16 * x];
+#pragma unroll
+            for (int y = 0; y < 4; ++y) c[y] = Cs[il][tx + 16 * y];
+#pragma unroll
+            for (int x = 0; x < AR; ++x)
+#pragma unroll
+                for (int y = 0; y < 4; ++y) acc[x][y] += v[x] * c[y];
+        }
+        __syncthreads();
+    }
+    T* Y = (T*)p.y + ((b * p.nsplit + s) * NB) * (bl_i64)p.ldy;
+#pragma unroll
+    for (int x = 0; x < AR; ++x)
+#pragma unroll
+        for (int y = 0; y < 4; ++y) {
+            const int a = ty + 16 * x, cc = ct * 64 + tx + 16 * y;
+            if (cc < p.ldy) Y[(bl_i64)a * p.ldy + cc] = acc[x][y];
+        }
+}
+
+// Z = op(T) sum_s Y_s for a 64-column tile; grid: matrix * ctiles + ct.
+template <typename T, int NB>
+__device__ __forceinline__ void bq_tw(const BqArgs& p) {
+    __shared__ T Ys[NB][65];
+    __shared__ T Ts[NB][NB + 1];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int ct = (int)(blockIdx.x - b * p.tiles);
+    const int tid = threadIdx.x;
+    const T* Tg = (const T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB;
+    for (int idx = tid; idx < NB * NB; idx += 256) {
+        const int i = idx / NB, j = idx - i * NB;
+        if (p.trans) Ts[j][i] = Tg[idx];
+        else Ts[i][j] = Tg[idx];
+    }
+    const T* Y = (const T*)p.y + (b * p.nsplit * NB) * (bl_i64)p.ldy;
+    for (int idx = tid; idx < NB * 64; idx += 256) {
+        const int a = idx >> 6, cc = idx & 63;
+        const int col = ct * 64 + cc;
+        T s = T(0);
+        if (col < p.ldy)
+            for (int sp = 0; sp < p.nsplit; ++sp) s += Y[((bl_i64)sp * NB + a) * p.ldy + col];
+        Ys[a][cc] = s;
+    }
+    __syncthreads();
+    T* Z = (T*)p.z + (b * NB) * (bl_i64)p.ldy;
+    for (int idx = tid; idx < NB * 64; idx += 256) {
+        const int a = idx >> 6, cc = idx & 63;
+        const int col = ct * 64 + cc;
+        T s = T(0);
+#pragma unroll
+        for (int l = 0; l < NB; ++l) s += Ts[a][l] * Ys[l][cc];
+        if (col < p.ldy) Z[(bl_i64)a * p.ldy + col] = s;
+    }
+}
+
+// C[k0:m, c0:c1] -= V Z: 64 x 64 tiles, 256 threads, 4 x 4 a thread.
+// Grid: matrix * (rtiles * ctiles) + rt * ctiles + ct, tiles = rtiles * ctiles.
+template <typename T, int NB>
+__device__ __forceinline__ void bq_upd(const BqArgs& p) {
+    __shared__ T Vs[NB][65];
+    __shared__ T Zs[NB][65];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int rest = (int)(blockIdx.x - b * p.tiles);
+    const int ctiles = (p.ldy + 63) >> 6;
+    const int rt = rest / ctiles, ct = rest - rt * ctiles;
+    const int r = p.m - p.k0;
+    const int row0 = rt * 64, cl0 = ct * 64;
+    const bl_i64 ld = p.ldw;
+    const T* Wv = (const T*)p.w + b * p.w_bs + p.k0 + (bl_i64)p.k0 * ld;
+    T* C = (T*)p.c + b * p.c_bs + p.k0 + (bl_i64)p.c0 * ld;
+    const T* Z = (const T*)p.z + (b * NB) * (bl_i64)p.ldy;
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    for (int idx = tid; idx < 64 * NB; idx += 256) {
+        const int il = idx & 63, a = idx >> 6;
+        const int i = row0 + il;
+        Vs[a][il] = (i < r) ? bq_v(Wv, ld, i, a, p.nb) : T(0);
+        const int cc = idx & 63;
+        const int col = cl0 + cc;
+        Zs[a][cc] = (col < p.ldy) ? Z[(bl_i64)a * p.ldy + col] : T(0);
+    }
+    __syncthreads();
+    T acc[4][4];
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int y = 0; y < 4; ++y) acc[x][y] = T(0);
+#pragma unroll
+    for (int a = 0; a < NB; ++a) {
+        T v[4], z[4];
+#pragma unroll
+        for (int x = 0; x < 4; ++x) v[x] = Vs[a][tx + 16 * x];
+#pragma unroll
+        for (int y = 0; y < 4; ++y) z[y] = Zs[a][ty + 16 * y];
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+#pragma unroll
+            for (int y = 0; y < 4; ++y) acc[x][y] += v[x] * z[y];
+    }
+#pragma unroll
+    for (int y = 0; y < 4; ++y) {
+        const int col = cl0 + ty + 16 * y;
+        if (col >= p.ldy) continue;
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+            const int i = row0 + tx + 16 * x;
+            if (i < r) C[i + (bl_i64)col * ld] -= acc[x][y];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Instantiations. Keep the list in step with cuda/qr_blocked.rs (instantiations()).
+
+#define BL_BQ_K(NAME, TN, BODY) \
+    extern "C" __global__ void __launch_bounds__(256) NAME##_##TN(BqArgs p) { BODY; }
+#define BL_BQ_MAX(TN, T) BL_BQ_K(bq_max, TN, bq_max<T>(p))
+#define BL_BQ_LOAD(TN, T) BL_BQ_K(bq_load, TN, bq_load<T>(p))
+#define BL_BQ_EYE(TN, T) BL_BQ_K(bq_eye, TN, bq_eye<T>(p))
+#define BL_BQ_STORE_R(TN, T) BL_BQ_K(bq_store_r, TN, (bq_store<T, false>(p)))
+#define BL_BQ_STORE_Q(TN, T) BL_BQ_K(bq_store_q, TN, (bq_store<T, true>(p)))
+#define BL_BQ_PANEL(TN, T, NB, SM, SN)                                                       \
+    extern "C" __global__ void __launch_bounds__(512) bq_panel_##SN##_##TN##_nb##NB(BqArgs p) { \
+        bq_panel<T, NB, SM>(p);                                                              \
+    }
+#define BL_BQ_VTC(TN, T, NB) \
+    extern "C" __global__ void __launch_bounds__(256) bq_vtc_##TN##_nb##NB(BqArgs p) { bq_vtc<T, NB>(p); }
+#define BL_BQ_TW(TN, T, NB) \
+    extern "C" __global__ void __launch_bounds__(256) bq_tw_##TN##_nb##NB(BqArgs p) { bq_tw<T, NB>(p); }
+#define BL_BQ_UPD(TN, T, NB) \
+    extern "C" __global__ void __launch_bounds__(256) bq_upd_##TN##_nb##NB(BqArgs p) { bq_upd<T, NB>(p); }
+// The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
+#define BL_BQ_ALL(TN, T)                                                                     \
+    BL_BQ_MAX(TN, T) BL_BQ_LOAD(TN, T) BL_BQ_EYE(TN, T) BL_BQ_STORE_R(TN, T) BL_BQ_STORE_Q(TN, T) \
+    BL_BQ_PANEL(TN, T, 16, true, smem) BL_BQ_PANEL(TN, T, 16, false, glob)                  \
+    BL_BQ_PANEL(TN, T, 32, true, smem) BL_BQ_PANEL(TN, T, 32, false, glob)                  \
+    BL_BQ_VTC(TN, T, 16) BL_BQ_TW(TN, T, 16) BL_BQ_UPD(TN, T, 16)                           \
+    BL_BQ_VTC(TN, T, 32) BL_BQ_TW(TN, T, 32) BL_BQ_UPD(TN, T, 32)
+
+#ifndef BL_NO_DEFAULT_INST
+BL_BQ_ALL(f32, float)
+BL_BQ_ALL(f64, double)
+#endif

@@ -1,0 +1,435 @@
+//! Blocked Householder QR across the grid (`QrKernel::Blocked`): the launch sequence for
+//! the kernels of `kernels/qr_blocked.cu`. For large matrices, alone or in small batches,
+//! where one block a matrix (`large`) leaves most of the GPU idle.
+//!
+//! Per call, all on the caller's stream with pool scratch and no host synchronisation:
+//! max|a| per matrix, the scaled column-major work copy W; per panel of NB columns the
+//! panel factorisation (one block a matrix, T built on the way) and the trailing update
+//! `C -= V T^T V^T C` as three grid-wide kernels (split-K `V^T C`, `T^T` times the sum of
+//! the splits, `C -= V Z`); R and the info words written out; for Q, Qw = I and the
+//! panels applied backwards (`Qw = H_p Qw`, columns from the panel's first on), then Q.
+
+use cudarc::driver::sys as cu;
+
+use super::driver::{check, launch, Device, Func, Scratch};
+use super::qr::Call;
+use crate::{DType, Error, Real, Result};
+
+/// Mirrors `struct BqArgs` in kernels/qr_blocked.cu.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+struct BqArgs {
+    a: u64,
+    a_bs: i64,
+    a_rs: i64,
+    a_cs: i64,
+    o: u64,
+    o_bs: i64,
+    o_rs: i64,
+    o_cs: i64,
+    w: u64,
+    w_bs: i64,
+    c: u64,
+    c_bs: i64,
+    tau: u64,
+    t: u64,
+    t_bs: i64,
+    y: u64,
+    z: u64,
+    mx: u64,
+    info: u64,
+    batch: i32,
+    m: i32,
+    n: i32,
+    k: i32,
+    ldw: i32,
+    k0: i32,
+    nb: i32,
+    panel: i32,
+    c0: i32,
+    c1: i32,
+    nsplit: i32,
+    srows: i32,
+    ldy: i32,
+    trans: i32,
+    orows: i32,
+    ocols: i32,
+    tiles: i32,
+}
+
+/// Shared memory the panel kernels declare statically (at most, f64 NB = 32), kept free
+/// of the dynamic panel copy.
+const PANEL_STATIC_SMEM: usize = 20 * 1024;
+
+fn tname<T: Real>() -> (&'static str, &'static str) {
+    match T::DTYPE {
+        DType::F32 => ("f32", "float"),
+        _ => ("f64", "double"),
+    }
+}
+
+/// (kernel name, instantiation line) of every blocked kernel, for compile_all_kernels.
+pub(crate) fn instantiations() -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for (tn, ct) in [("f32", "float"), ("f64", "double")] {
+        for (k, mac) in [
+            ("bq_max", "BL_BQ_MAX"),
+            ("bq_load", "BL_BQ_LOAD"),
+            ("bq_eye", "BL_BQ_EYE"),
+            ("bq_store_r", "BL_BQ_STORE_R"),
+            ("bq_store_q", "BL_BQ_STORE_Q"),
+        ] {
+            v.push((format!("{k}_{tn}"), format!("{mac}({tn}, {ct})")));
+        }
+        for nb in [16, 32] {
+            for (sm, sn) in [("true", "smem"), ("false", "glob")] {
+                v.push((
+                    format!("bq_panel_{sn}_{tn}_nb{nb}"),
+                    format!("BL_BQ_PANEL({tn}, {ct}, {nb}, {sm}, {sn})"),
+                ));
+            }
+            for (k, mac) in [
+                ("bq_vtc", "BL_BQ_VTC"),
+                ("bq_tw", "BL_BQ_TW"),
+                ("bq_upd", "BL_BQ_UPD"),
+            ] {
+                v.push((
+                    format!("{k}_{tn}_nb{nb}"),
+                    format!("{mac}({tn}, {ct}, {nb})"),
+                ));
+            }
+        }
+    }
+    v
+}
+
+struct Kernels {
+    max: Func,
+    load: Func,
+    eye: Func,
+    store_r: Func,
+    store_q: Func,
+    panel_smem: Func,
+    panel_glob: Func,
+    vtc: Func,
+    tw: Func,
+    upd: Func,
+}
+
+fn kernels<T: Real>(dev: &Device, nb: usize, wantq: bool) -> Result<Kernels> {
+    let (tn, ct) = tname::<T>();
+    let simple =
+        |k: &str, mac: &str| dev.function(&format!("{k}_{tn}"), &format!("{mac}({tn}, {ct})"), 0);
+    let with_nb = |k: &str, mac: &str| {
+        dev.function(
+            &format!("{k}_{tn}_nb{nb}"),
+            &format!("{mac}({tn}, {ct}, {nb})"),
+            0,
+        )
+    };
+    let panel = |sm: &str, sn: &str, smem: usize| {
+        dev.function(
+            &format!("bq_panel_{sn}_{tn}_nb{nb}"),
+            &format!("BL_BQ_PANEL({tn}, {ct}, {nb}, {sm}, {sn})"),
+            smem,
+        )
+    };
+    let store_r = simple("bq_store_r", "BL_BQ_STORE_R")?;
+    Ok(Kernels {
+        max: simple("bq_max", "BL_BQ_MAX")?,
+        load: simple("bq_load", "BL_BQ_LOAD")?,
+        eye: if wantq {
+            simple("bq_eye", "BL_BQ_EYE")?
+        } else {
+            store_r
+        },
+        store_r,
+        store_q: if wantq {
+            simple("bq_store_q", "BL_BQ_STORE_Q")?
+        } else {
+            store_r
+        },
+        panel_smem: panel(
+            "true",
+            "smem",
+            dev.smem_optin.saturating_sub(PANEL_STATIC_SMEM),
+        )?,
+        panel_glob: panel("false", "glob", 0)?,
+        vtc: with_nb("bq_vtc", "BL_BQ_VTC")?,
+        tw: with_nb("bq_tw", "BL_BQ_TW")?,
+        upd: with_nb("bq_upd", "BL_BQ_UPD")?,
+    })
+}
+
+/// Panel width: 32 columns, or 16 where a 32-wide first panel does not fit in shared
+/// memory but a 16-wide one does (f64 beyond ~900 rows). `BATCHLIN_BQ_NB` (16 or 32)
+/// overrides it, for measurements.
+fn panel_width<T: Real>(dev: &Device, m: usize) -> usize {
+    if let Some(nb) = std::env::var("BATCHLIN_BQ_NB")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .filter(|&nb| nb == 16 || nb == 32)
+    {
+        return nb;
+    }
+    let es = std::mem::size_of::<T>();
+    let room = dev.smem_optin.saturating_sub(PANEL_STATIC_SMEM);
+    if m * 32 * es <= room || m * 16 * es > room {
+        32
+    } else {
+        16
+    }
+}
+
+/// Row splits of `V^T C`: enough blocks for two waves of the GPU, splits of >= 64 rows.
+fn splits(dev: &Device, batch: usize, rows: usize, ctiles: usize) -> (usize, usize) {
+    let target = 2 * dev.sm_count as usize;
+    let have = ctiles * batch;
+    let want = target
+        .div_ceil(have.max(1))
+        .clamp(1, rows.div_ceil(64).max(1));
+    let srows = rows.div_ceil(want).div_ceil(32) * 32;
+    (rows.div_ceil(srows), srows)
+}
+
+fn grid(blocks: usize) -> Result<(u32, u32)> {
+    if blocks > i32::MAX as usize {
+        return Err(Error::Overflow(
+            "batch too large for the blocked kernel's grid".into(),
+        ));
+    }
+    Ok((blocks as u32, 1))
+}
+
+/// 32 x 32 tiles of a rows x cols matrix.
+fn tiles32(rows: usize, cols: usize) -> usize {
+    rows.div_ceil(32) * cols.div_ceil(32)
+}
+
+/// Run the blocked QR of `c` on `stream`.
+pub(crate) unsafe fn run<T: Real>(
+    dev: &Device,
+    stream: cu::CUstream,
+    c: &Call,
+    sc: &mut Scratch,
+) -> Result<()> {
+    let (batch, m, n) = (c.batch, c.m, c.n);
+    let k = m.min(n);
+    let wantq = c.q.is_some();
+    let qc = if wantq { c.qcols } else { 0 };
+    let es = std::mem::size_of::<T>();
+    let nbk = panel_width::<T>(dev, m);
+    let npan = k.div_ceil(nbk);
+    let ks = kernels::<T>(dev, nbk, wantq)?;
+    let ldw = m;
+    let ldy = n.max(qc);
+
+    // The largest split count of any update, to size the partials.
+    let mut max_split = 1;
+    for p in 0..npan {
+        let k0 = p * nbk;
+        let nb = nbk.min(k - k0);
+        let rows = m - k0;
+        for cols in [n - (k0 + nb), if wantq { qc - k0 } else { 0 }] {
+            if cols > 0 {
+                max_split = max_split.max(splits(dev, batch, rows, cols.div_ceil(64)).0);
+            }
+        }
+    }
+
+    let w = sc.alloc(batch * m * n * es)?;
+    let qw = if wantq {
+        sc.alloc(batch * m * qc * es)?
+    } else {
+        0
+    };
+    let tau = sc.alloc(batch * k * es)?;
+    let t_bs = npan * nbk * nbk;
+    let t = sc.alloc(batch * t_bs * es)?;
+    let y = sc.alloc(batch * max_split * nbk * ldy * es)?;
+    let z = sc.alloc(batch * nbk * ldy * es)?;
+    let mx = sc.alloc(batch * 8)?;
+    check(
+        cu::cuMemsetD32Async(mx, 0, batch * 2, stream),
+        "cuMemsetD32Async",
+    )?;
+
+    let base = BqArgs {
+        a: c.a.ptr,
+        a_bs: c.a.batch_stride,
+        a_rs: c.a.row_stride,
+        a_cs: c.a.col_stride,
+        w,
+        w_bs: (m * n) as i64,
+        tau,
+        t,
+        t_bs: t_bs as i64,
+        y,
+        z,
+        mx,
+        info: c.info,
+        batch: batch as i32,
+        m: m as i32,
+        n: n as i32,
+        k: k as i32,
+        ldw: ldw as i32,
+        orows: m as i32,
+        ocols: n as i32,
+        ..Default::default()
+    };
+
+    // max|a|, then the scaled work copy.
+    let tl = tiles32(m, n);
+    let p = BqArgs {
+        tiles: tl as i32,
+        ..base
+    };
+    launch(ks.max, grid(batch * tl)?, 256, 0, stream, &p)?;
+    launch(ks.load, grid(batch * tl)?, 256, 0, stream, &p)?;
+
+    // The trailing update of C (rows k0.., columns c0..c1) by panel `panel`.
+    let update = |panel: usize, cptr: u64, c_bs: usize, c0: usize, c1: usize, trans: bool| {
+        let k0 = panel * nbk;
+        let nb = nbk.min(k - k0);
+        let rows = m - k0;
+        let cols = c1 - c0;
+        let ctiles = cols.div_ceil(64);
+        let (nsplit, srows) = splits(dev, batch, rows, ctiles);
+        let p = BqArgs {
+            c: cptr,
+            c_bs: c_bs as i64,
+            k0: k0 as i32,
+            nb: nb as i32,
+            panel: panel as i32,
+            c0: c0 as i32,
+            c1: c1 as i32,
+            nsplit: nsplit as i32,
+            srows: srows as i32,
+            ldy: cols as i32,
+            trans: trans as i32,
+            ..base
+        };
+        launch(
+            ks.vtc,
+            grid(batch * nsplit * ctiles)?,
+            256,
+            0,
+            stream,
+            &BqArgs {
+                tiles: (nsplit * ctiles) as i32,
+                ..p
+            },
+        )?;
+        launch(
+            ks.tw,
+            grid(batch * ctiles)?,
+            256,
+            0,
+            stream,
+            &BqArgs {
+                tiles: ctiles as i32,
+                ..p
+            },
+        )?;
+        let ut = rows.div_ceil(64) * ctiles;
+        launch(
+            ks.upd,
+            grid(batch * ut)?,
+            256,
+            0,
+            stream,
+            &BqArgs {
+                tiles: ut as i32,
+                ..p
+            },
+        )
+    };
+
+    // Factor: panel by panel.
+    let room = dev.smem_optin.saturating_sub(PANEL_STATIC_SMEM);
+    for panel in 0..npan {
+        let k0 = panel * nbk;
+        let nb = nbk.min(k - k0);
+        let rows = m - k0;
+        let threads = (rows.div_ceil(2).div_ceil(32) * 32).clamp(64, 512);
+        let smem = rows * nb * es;
+        let p = BqArgs {
+            k0: k0 as i32,
+            nb: nb as i32,
+            panel: panel as i32,
+            ..base
+        };
+        if smem <= room {
+            launch(
+                ks.panel_smem,
+                grid(batch)?,
+                threads as u32,
+                smem as u32,
+                stream,
+                &p,
+            )?;
+        } else {
+            launch(ks.panel_glob, grid(batch)?, threads as u32, 0, stream, &p)?;
+        }
+        if k0 + nb < n {
+            update(panel, w, m * n, k0 + nb, n, true)?;
+        }
+    }
+
+    // R and the info words.
+    let r = c.r;
+    let tr = tiles32(c.rrows, n);
+    launch(
+        ks.store_r,
+        grid(batch * tr)?,
+        256,
+        0,
+        stream,
+        &BqArgs {
+            o: r.ptr,
+            o_bs: r.batch_stride,
+            o_rs: r.row_stride,
+            o_cs: r.col_stride,
+            orows: c.rrows as i32,
+            ocols: n as i32,
+            tiles: tr as i32,
+            ..base
+        },
+    )?;
+    if !wantq {
+        return Ok(());
+    }
+
+    // Q: Qw = I, the panels applied backwards, then written out.
+    let tq = tiles32(m, qc);
+    let pq = BqArgs {
+        c: qw,
+        c_bs: (m * qc) as i64,
+        orows: m as i32,
+        ocols: qc as i32,
+        tiles: tq as i32,
+        ..base
+    };
+    launch(ks.eye, grid(batch * tq)?, 256, 0, stream, &pq)?;
+    for panel in (0..npan).rev() {
+        let k0 = panel * nbk;
+        if k0 < qc {
+            update(panel, qw, m * qc, k0, qc, false)?;
+        }
+    }
+    let q = c.q.unwrap();
+    launch(
+        ks.store_q,
+        grid(batch * tq)?,
+        256,
+        0,
+        stream,
+        &BqArgs {
+            o: q.ptr,
+            o_bs: q.batch_stride,
+            o_rs: q.row_stride,
+            o_cs: q.col_stride,
+            ..pq
+        },
+    )
+}
