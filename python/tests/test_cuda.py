@@ -643,10 +643,14 @@ def test_jax_gpu_vmap_jit_and_chained_work(jax_gpu):
     x = rng(31).standard_normal((6, 4, 20, 12)).astype(np.float32)
     a = jax.device_put(x, gpu)
 
+    hi = jax.lax.Precision.HIGHEST  # JAX's default float32 matmul on a GPU is TF32 (~1e-3)
+
     @jax.jit
     def resid(t):
         q, r = jax.vmap(batchlin.qr)(t)  # the mapped axis is one more batch axis
-        return jnp.max(jnp.abs(q @ r - t)), jnp.max(jnp.abs(q.mT @ q - jnp.eye(12)))
+        qr_ = jnp.matmul(q, r, precision=hi)
+        qtq = jnp.matmul(q.mT, q, precision=hi)
+        return jnp.max(jnp.abs(qr_ - t)), jnp.max(jnp.abs(qtq - jnp.eye(12)))
 
     e_rec, e_orth = resid(a)
     assert float(e_rec) < 1e-4 and float(e_orth) < 1e-4
