@@ -410,33 +410,3 @@ fn host_register_checks() {
         );
     }
 }
-
-#[test]
-fn dense_strides_of_layouts() {
-    use batchlin_core::view::Layout;
-    let l = |shape: [usize; 3], strides: [isize; 3]| Layout::new(&shape, &strides).unwrap();
-    assert_eq!(
-        imp::dense_strides(&l([2, 3, 4], [12, 4, 1])),
-        Some([12, 4, 1])
-    );
-    assert_eq!(
-        imp::dense_strides(&l([2, 3, 4], [12, 1, 3])),
-        Some([12, 1, 3])
-    );
-    // Batch first in memory order, matrices interleaved: still exactly its span.
-    assert_eq!(
-        imp::dense_strides(&l([2, 3, 4], [1, 8, 2])),
-        Some([1, 8, 2])
-    );
-    // One matrix, one row: those strides do not matter.
-    assert_eq!(
-        imp::dense_strides(&l([1, 1, 4], [-7, 99, 1])),
-        Some([0, 0, 1])
-    );
-    // Padding, reversal, repetition, emptiness: not in place.
-    assert_eq!(imp::dense_strides(&l([2, 3, 4], [13, 4, 1])), None);
-    assert_eq!(imp::dense_strides(&l([2, 3, 4], [-12, 4, 1])), None);
-    assert_eq!(imp::dense_strides(&l([2, 3, 4], [0, 4, 1])), None);
-    assert_eq!(imp::dense_strides(&l([2, 2, 2], [0, 2, 1])), None);
-    assert_eq!(imp::dense_strides(&l([0, 3, 4], [12, 4, 1])), None);
-}

@@ -221,6 +221,54 @@ fn qr_cuda_host<T: Real>(
     if batch == 0 {
         return Ok(());
     }
+    // Views that fill their span exactly go to the GPU as they are, so that ranges
+    // registered with `cuda::registry` are copied to and from in place; others through
+    // contiguous copies.
+    let q_s = match &q {
+        None => Some(None),
+        Some(q) => q.layout().dense_strides().map(Some),
+    };
+    if let (Some(a_s), Some(q_s), Some(r_s)) = (l.dense_strides(), q_s, r.layout().dense_strides())
+    {
+        // SAFETY: each view's elements fill [ptr, ptr + count) (dense_strides), memory
+        // the views borrow for this call.
+        let (am, qh, rh) = unsafe {
+            let am = HostMat {
+                data: std::slice::from_raw_parts(a.as_ptr(), l.element_count()?),
+                batch_stride: a_s[0],
+                row_stride: a_s[1],
+                col_stride: a_s[2],
+            };
+            let out = |v: &mut BatchMut<T>, s: [usize; 3]| -> Result<HostMatMut<'_, T>> {
+                let count = v.layout().element_count()?;
+                Ok(HostMatMut {
+                    data: std::slice::from_raw_parts_mut(v.as_mut_ptr(), count),
+                    batch_stride: s[0],
+                    row_stride: s[1],
+                    col_stride: s[2],
+                })
+            };
+            let qh = match (q, q_s) {
+                (Some(q), Some(s)) => Some(out(q, s)?),
+                _ => None,
+            };
+            (am, qh, out(r, r_s)?)
+        };
+        return with_info(info, batch, |info| {
+            qr_host(
+                QrKernel::Auto,
+                batch,
+                m,
+                n,
+                am,
+                qh,
+                q_cols,
+                rh,
+                r_rows,
+                info,
+            )
+        });
+    }
     let ac = a.to_contiguous();
     let mut qc = q.as_ref().map(|_| vec![T::ZERO; batch * m * q_cols]);
     let mut rc = vec![T::ZERO; batch * r_rows * n];

@@ -136,6 +136,24 @@ impl Layout {
         true
     }
 
+    /// `[batch, row, col]` strides of a layout whose elements fill `[0, count)` exactly
+    /// (any order of dimensions, none reversed, the batch dimensions collapsing to one),
+    /// with the strides of dimensions of length 1 taken as 0; None for any other layout.
+    pub fn dense_strides(&self) -> Option<[usize; 3]> {
+        let count = self.element_count().ok()?;
+        let (lo, hi) = self.offset_range()?;
+        if count == 0 || lo != 0 || hi as usize + 1 != count || !self.is_non_overlapping() {
+            return None;
+        }
+        let bs = self.uniform_batch_stride()?;
+        let s = |len: usize, stride: isize| if len <= 1 { 0 } else { stride as usize };
+        Some([
+            s(self.batch(), bs),
+            s(self.rows, self.row_stride),
+            s(self.cols, self.col_stride),
+        ])
+    }
+
     /// The batch strides collapse to a single stride (matrix i at offset i * stride).
     pub fn uniform_batch_stride(&self) -> Option<isize> {
         let dims: Vec<(usize, isize)> = self
@@ -525,6 +543,26 @@ impl<T: Copy + Default> Tensor<T> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dense_strides_of_layouts() {
+        let l = |shape: [usize; 3], strides: [isize; 3]| Layout::new(&shape, &strides).unwrap();
+        assert_eq!(l([2, 3, 4], [12, 4, 1]).dense_strides(), Some([12, 4, 1]));
+        assert_eq!(l([2, 3, 4], [12, 1, 3]).dense_strides(), Some([12, 1, 3]));
+        // Batch first in memory order, matrices interleaved: still exactly its span.
+        assert_eq!(l([2, 3, 4], [1, 8, 2]).dense_strides(), Some([1, 8, 2]));
+        // One matrix, one row: those strides do not matter.
+        assert_eq!(l([1, 1, 4], [-7, 99, 1]).dense_strides(), Some([0, 0, 1]));
+        // Several batch dimensions that collapse to one.
+        let l4 = Layout::new(&[2, 2, 3, 4], &[24, 12, 4, 1]).unwrap();
+        assert_eq!(l4.dense_strides(), Some([12, 4, 1]));
+        // Padding, reversal, repetition, emptiness: not in place.
+        assert_eq!(l([2, 3, 4], [13, 4, 1]).dense_strides(), None);
+        assert_eq!(l([2, 3, 4], [-12, 4, 1]).dense_strides(), None);
+        assert_eq!(l([2, 3, 4], [0, 4, 1]).dense_strides(), None);
+        assert_eq!(l([2, 2, 2], [0, 2, 1]).dense_strides(), None);
+        assert_eq!(l([0, 3, 4], [12, 4, 1]).dense_strides(), None);
+    }
+
     use super::*;
 
     #[test]
