@@ -19,7 +19,8 @@
 //! - `wy`: as smem, blocked: panels of 8 columns, the trailing matrix updated once a panel
 //!   (compact WY, V in registers), Q formed backwards the same way (m up to 128);
 //! - `tall`: TSQR over 128-row leaves plus batched products for Q (n <= 64);
-//! - `large`: as smem with the matrix in global scratch (any size; slow for big ones);
+//! - `large`: as smem with the matrix in global scratch (any size; slow: Auto no longer
+//!   picks it, `blocked` does that work; kept as a forced fallback for one session);
 //! - `blocked`: blocked Householder QR across the grid, panels of 16/32 columns and
 //!   grid-wide updates (any size; for large matrices alone or in small batches).
 
