@@ -88,6 +88,12 @@ pub(crate) fn instantiations() -> Vec<(String, String)> {
                     format!("BL_BQ_PANEL({tn}, {ct}, {nb}, {sm}, {sn})"),
                 ));
             }
+            if has_reg_panel(tn, nb) {
+                v.push((
+                    format!("bq_panel_reg_{tn}_nb{nb}"),
+                    format!("BL_BQ_PANEL_REG({tn}, {ct}, {nb})"),
+                ));
+            }
             for (k, mac) in [
                 ("bq_vtc", "BL_BQ_VTC"),
                 ("bq_tw", "BL_BQ_TW"),
@@ -103,6 +109,15 @@ pub(crate) fn instantiations() -> Vec<(String, String)> {
     v
 }
 
+/// Rows a panel may have for the register panel kernel (2 a thread, 512 threads).
+const REG_PANEL_ROWS: usize = 1024;
+
+/// Whether `bq_panel_reg` is instantiated for the type and width (f64 at 32 columns
+/// would spill).
+fn has_reg_panel(tn: &str, nb: usize) -> bool {
+    tn == "f32" || nb == 16
+}
+
 struct Kernels {
     max: Func,
     load: Func,
@@ -111,6 +126,7 @@ struct Kernels {
     store_q: Func,
     panel_smem: Func,
     panel_glob: Func,
+    panel_reg: Option<Func>,
     vtc: Func,
     tw: Func,
     upd: Func,
@@ -155,6 +171,15 @@ fn kernels<T: Real>(dev: &Device, nb: usize, wantq: bool) -> Result<Kernels> {
             dev.smem_optin.saturating_sub(PANEL_STATIC_SMEM),
         )?,
         panel_glob: panel("false", "glob", 0)?,
+        panel_reg: if has_reg_panel(tn, nb) {
+            Some(dev.function(
+                &format!("bq_panel_reg_{tn}_nb{nb}"),
+                &format!("BL_BQ_PANEL_REG({tn}, {ct}, {nb})"),
+                0,
+            )?)
+        } else {
+            None
+        },
         vtc: with_nb("bq_vtc", "BL_BQ_VTC")?,
         tw: with_nb("bq_tw", "BL_BQ_TW")?,
         upd: with_nb("bq_upd", "BL_BQ_UPD")?,
@@ -359,7 +384,9 @@ pub(crate) unsafe fn run<T: Real>(
             panel: panel as i32,
             ..base
         };
-        if smem <= room {
+        if let (Some(f), true) = (ks.panel_reg, rows <= REG_PANEL_ROWS) {
+            launch(f, grid(batch)?, threads as u32, 0, stream, &p)?;
+        } else if smem <= room {
             launch(
                 ks.panel_smem,
                 grid(batch)?,

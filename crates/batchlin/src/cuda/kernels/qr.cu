@@ -21,23 +21,6 @@
 // info: bit 0 non-finite input (every output NaN), bit 2 some |R_kk| <=
 // max(m,n) * eps * max|A|.
 
-// Householder reflector of a column with leading entry alpha and sub-diagonal sum of
-// squares ss, as LAPACK's xLARFG: H x = beta e1 with v = x / (alpha - beta) below the
-// diagonal; tau = 0 (H = I) when ss is below the smallest normal number.
-template <typename T>
-__device__ __forceinline__ void bl_householder(T alpha, T ss, T& beta, T& tau, T& scal) {
-    if (ss < BlT<T>::tiny()) {
-        beta = alpha;
-        tau = T(0);
-        scal = T(0);
-    } else {
-        const T nrm = BlT<T>::sqrt_(alpha * alpha + ss);
-        beta = alpha >= T(0) ? -nrm : nrm;
-        tau = (beta - alpha) / beta;
-        scal = T(1) / (alpha - beta);
-    }
-}
-
 // ---------------------------------------------------------------------------------
 // Register kernels: a column a thread.
 
