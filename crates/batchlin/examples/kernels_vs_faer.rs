@@ -23,8 +23,10 @@ use rand_distr::StandardNormal;
 
 #[derive(Copy, Clone, PartialEq, Debug)]
 enum Op {
-    /// QR with the reduced Q formed.
+    /// QR with the reduced Q formed (the padded kernels the batch driver runs).
     Qr,
+    /// The same with the plain geqr2/org2r kernels (ld = m), for comparison.
+    QrPlain,
     /// eigh with eigenvectors.
     Eigh,
     /// eigenvalues only.
@@ -39,6 +41,7 @@ impl Op {
     fn name(self) -> &'static str {
         match self {
             Op::Qr => "qr",
+            Op::QrPlain => "qr-plain",
             Op::Eigh => "eigh",
             Op::Eigvalsh => "eigvalsh",
             Op::Svd => "svd",
@@ -103,10 +106,28 @@ fn bench_kernel<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
     let mut v = vec![T::ZERO; n * n];
     let mut scratch =
         vec![T::ZERO; kernels::eigh_scratch_len(n).max(kernels::svd_scratch_len(n, n))];
+    let ld = kernels::padded_ld(n);
+    let mut ap = vec![T::ZERO; ld * n];
+    let mut qp = vec![T::ZERO; ld * n];
+    let mut vp = vec![T::ZERO; ld * n];
     time_us(pool.len(), 3, |i| {
-        a.copy_from_slice(&pool[i]);
+        if op == Op::Qr {
+            for (dst, src) in ap.chunks_exact_mut(ld).zip(pool[i].chunks_exact(n)) {
+                dst[..n].copy_from_slice(src);
+            }
+        } else {
+            a.copy_from_slice(&pool[i]);
+        }
         let st: KernelStatus = match op {
             Op::Qr => {
+                kernels::qr_factor_padded(n, n, &mut ap, ld, &mut vp, &mut tau);
+                kernels::qr_form_q_padded(n, n, &vp, ld, &tau, &mut qp, n);
+                KernelStatus {
+                    iterations: 0,
+                    converged: true,
+                }
+            }
+            Op::QrPlain => {
                 kernels::qr_factor(n, n, &mut a, &mut tau);
                 kernels::qr_form_q(n, n, &a, &tau, &mut q, n);
                 KernelStatus {
@@ -127,7 +148,7 @@ fn bench_kernel<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
             ),
             Op::Svdvals => kernels::svd(n, n, &mut a, &mut w, None, None, &mut scratch),
         };
-        black_box((&a, &q, &v, &w, st));
+        black_box((&a, &q, &v, &w, &ap, &qp, st));
     })
 }
 
@@ -140,7 +161,7 @@ fn bench_faer<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
     let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<T>(n, n);
     let mut qc = Mat::<T>::zeros(bs, n);
     let req = match op {
-        Op::Qr => StackReq::any_of(&[
+        Op::Qr | Op::QrPlain => StackReq::any_of(&[
             faer::linalg::qr::no_pivoting::factor::qr_in_place_scratch::<T>(n, n, bs, par, Default::default()),
             faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n, bs, n),
         ]),
@@ -167,7 +188,7 @@ fn bench_faer<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
         }
         let stack = MemStack::new(&mut buf);
         match op {
-            Op::Qr => {
+            Op::Qr | Op::QrPlain => {
                 faer::linalg::qr::no_pivoting::factor::qr_in_place(
                     a.as_mut(),
                     qc.as_mut(),
@@ -265,7 +286,14 @@ fn run<T: Real>(ops: &[Op], sizes: &[usize]) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut sizes = vec![4usize, 8, 16, 32, 48, 64, 96, 128];
-    let mut ops = vec![Op::Qr, Op::Eigh, Op::Eigvalsh, Op::Svd, Op::Svdvals];
+    let mut ops = vec![
+        Op::Qr,
+        Op::QrPlain,
+        Op::Eigh,
+        Op::Eigvalsh,
+        Op::Svd,
+        Op::Svdvals,
+    ];
     for a in &args {
         if a == "quick" {
             sizes = vec![8, 16, 32, 64];
@@ -279,6 +307,7 @@ fn main() {
                 .split(',')
                 .map(|s| match s {
                     "qr" => Op::Qr,
+                    "qr-plain" => Op::QrPlain,
                     "eigh" => Op::Eigh,
                     "eigvalsh" => Op::Eigvalsh,
                     "svd" => Op::Svd,

@@ -54,9 +54,33 @@ impl<T> OutMat<'_, T> {
     #[inline(always)]
     fn write(&self, index: usize, rows: usize, cols: usize, f: impl Fn(usize, usize) -> T) {
         let base = self.base(index);
-        // SAFETY (both loops): in range of the output view, checked by the front door, and
+        // SAFETY (all loops): in range of the output view, checked by the front door, and
         // matrix `index` is written by this worker alone.
-        if self.raw.rows_outer() {
+        if let Some(p) = self.raw.contiguous_rows(base, rows) {
+            for i in 0..rows {
+                let row = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        p.offset(i as isize * self.raw.row_stride()),
+                        cols,
+                    )
+                };
+                for (j, x) in row.iter_mut().enumerate() {
+                    *x = f(i, j);
+                }
+            }
+        } else if let Some(p) = self.raw.contiguous_cols(base, cols) {
+            for j in 0..cols {
+                let col = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        p.offset(j as isize * self.raw.col_stride()),
+                        rows,
+                    )
+                };
+                for (i, x) in col.iter_mut().enumerate() {
+                    *x = f(i, j);
+                }
+            }
+        } else if self.raw.rows_outer() {
             for i in 0..rows {
                 for j in 0..cols {
                     unsafe { self.raw.set(base, i, j, f(i, j)) };
@@ -174,9 +198,16 @@ fn scale_exponent<T: Real>(max: T) -> i32 {
     }
 }
 
-/// Gather matrix `index` of `a` (or its transpose) into column-major `w`; returns the
-/// largest |entry| and whether every entry was finite.
-fn gather<T: Real>(a: &BatchRef<T>, index: usize, transpose: bool, w: &mut [T]) -> (T, bool) {
+/// Gather matrix `index` of `a` (or its transpose) into column-major `w` with leading
+/// dimension `ld` (>= rows; rows past the matrix's are zeroed); returns the largest |entry|
+/// and whether every entry was finite.
+fn gather<T: Real>(
+    a: &BatchRef<T>,
+    index: usize,
+    transpose: bool,
+    w: &mut [T],
+    ld: usize,
+) -> (T, bool) {
     let l = a.layout();
     let base = l.matrix_offset(index);
     // Element (i, j) of the work matrix sits at base + i * si + j * sj in the input.
@@ -185,25 +216,45 @@ fn gather<T: Real>(a: &BatchRef<T>, index: usize, transpose: bool, w: &mut [T]) 
     } else {
         (l.rows, l.cols, l.row_stride, l.col_stride)
     };
-    let w = &mut w[..rows * cols];
+    debug_assert!(ld >= rows);
+    let w = &mut w[..ld * cols];
     let src = a.as_ptr();
     // SAFETY: i < rows, j < cols, and the view was checked on creation. Read the input in
     // memory order; the work buffer is small and cache-resident either way.
     unsafe {
         if sj.unsigned_abs() < si.unsigned_abs() {
-            for i in 0..rows {
-                let row = src.offset(base + i as isize * si);
-                for j in 0..cols {
-                    w[i + j * rows] = *row.offset(j as isize * sj);
+            if sj == 1 {
+                for i in 0..rows {
+                    let row = std::slice::from_raw_parts(src.offset(base + i as isize * si), cols);
+                    for (j, &x) in row.iter().enumerate() {
+                        *w.get_unchecked_mut(i + j * ld) = x;
+                    }
                 }
+            } else {
+                for i in 0..rows {
+                    let row = src.offset(base + i as isize * si);
+                    for j in 0..cols {
+                        w[i + j * ld] = *row.offset(j as isize * sj);
+                    }
+                }
+            }
+        } else if si == 1 {
+            for j in 0..cols {
+                let col = std::slice::from_raw_parts(src.offset(base + j as isize * sj), rows);
+                w[j * ld..j * ld + rows].copy_from_slice(col);
             }
         } else {
             for j in 0..cols {
                 let col = src.offset(base + j as isize * sj);
-                for (i, slot) in w[j * rows..(j + 1) * rows].iter_mut().enumerate() {
+                for (i, slot) in w[j * ld..j * ld + rows].iter_mut().enumerate() {
                     *slot = *col.offset(i as isize * si);
                 }
             }
+        }
+    }
+    if ld > rows {
+        for c in w.chunks_exact_mut(ld) {
+            c[rows..].fill(T::ZERO);
         }
     }
     max_abs_and_finite(w)
@@ -315,13 +366,23 @@ pub(crate) fn qr_batch<T: Real>(
         CpuAlgo::Faer => faer_backend::qr_scratch::<T>(m, n, q_cols, par),
         CpuAlgo::Small => StackReq::EMPTY,
     };
-    // Work layout: a (m x n) | q (m x q_cols) | tau (k) | signs (k)
-    let ws_len = m * n + m * q_cols + 2 * k;
+    // Leading dimension of the work matrices: the padded kernels want whole chunks.
+    let ld = match algo {
+        CpuAlgo::Small => kernels::padded_ld(m),
+        CpuAlgo::Faer => m,
+    };
+    let vlen = match algo {
+        CpuAlgo::Small => ld * k,
+        CpuAlgo::Faer => 0,
+    };
+    // Work layout: a (ld x n) | q (ld x q_cols) | reflectors (ld x k) | tau (k) | signs (k)
+    let ws_len = ld * n + ld * q_cols + vlen + 2 * k;
     for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
-        let (aw, rest) = ws.buf.split_at_mut(m * n);
-        let (qw, rest) = rest.split_at_mut(m * q_cols);
+        let (aw, rest) = ws.buf.split_at_mut(ld * n);
+        let (qw, rest) = rest.split_at_mut(ld * q_cols);
+        let (vw, rest) = rest.split_at_mut(vlen);
         let (tau, signs) = rest.split_at_mut(k);
-        let (max, finite) = gather(a, index, false, aw);
+        let (max, finite) = gather(a, index, false, aw, ld);
         if !finite {
             fill_out(&out.r, index, T::NAN);
             if let Some(q) = &out.q {
@@ -341,9 +402,9 @@ pub(crate) fn qr_batch<T: Real>(
         let want_q = out.q.is_some();
         match algo {
             CpuAlgo::Small => {
-                kernels::qr_factor(m, n, aw, tau);
+                kernels::qr_factor_padded(m, n, aw, ld, vw, tau);
                 if want_q {
-                    kernels::qr_form_q(m, k, aw, tau, qw, q_cols);
+                    kernels::qr_form_q_padded(m, k, vw, ld, tau, qw, q_cols);
                 }
             }
             CpuAlgo::Faer => {
@@ -361,7 +422,7 @@ pub(crate) fn qr_batch<T: Real>(
         let mut dmax = T::ZERO;
         let mut dmin = T::ZERO;
         for i in 0..k {
-            let d = aw[i + i * m];
+            let d = aw[i + i * ld];
             signs[i] = if d < T::ZERO { -T::ONE } else { T::ONE };
             dmax = dmax.max(d.abs());
             dmin = if i == 0 { d.abs() } else { dmin.min(d.abs()) };
@@ -374,7 +435,7 @@ pub(crate) fn qr_batch<T: Real>(
         let unscale = Pow2::new(e);
         out.r.write(index, out.r.layout.rows, n, |i, j| {
             if i <= j && i < k {
-                unscale.apply(aw[i + j * m] * signs[i])
+                unscale.apply(aw[i + j * ld] * signs[i])
             } else {
                 T::ZERO
             }
@@ -382,7 +443,7 @@ pub(crate) fn qr_batch<T: Real>(
         if let Some(q) = &out.q {
             let signs = &signs[..];
             q.write(index, m, q_cols, |i, j| {
-                let v = qw[i + j * m];
+                let v = qw[i + j * ld];
                 if j < k {
                     v * signs[j]
                 } else {
@@ -545,7 +606,7 @@ pub(crate) fn svd_batch<T: Real>(
         let (sw, rest) = rest.split_at_mut(q);
         let (uw, rest) = rest.split_at_mut(ulen);
         let (vw, kscr) = rest.split_at_mut(vlen);
-        let (max, finite) = gather(a, index, transpose, aw);
+        let (max, finite) = gather(a, index, transpose, aw, p);
         if !finite {
             fill_out(&out.s, index, T::NAN);
             for o in [&out.u, &out.vh].into_iter().flatten() {

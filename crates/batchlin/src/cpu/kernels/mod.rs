@@ -19,7 +19,7 @@ pub mod householder_qr;
 pub mod tridiag_ql_eigh;
 
 pub use golub_kahan_svd::{svd, svd_scratch_len};
-pub use householder_qr::{qr_factor, qr_form_q};
+pub use householder_qr::{padded_ld, qr_factor, qr_factor_padded, qr_form_q, qr_form_q_padded};
 pub use tridiag_ql_eigh::{eigh, eigh_scratch_len};
 
 use crate::Real;
@@ -71,6 +71,9 @@ pub(crate) fn sign<T: Real>(a: T, b: T) -> T {
 }
 
 const LANES: usize = 8;
+
+/// Chunk length of the padded kernels: columns are a whole number of chunks long.
+pub(crate) const CHUNK: usize = 8;
 
 /// Dot product over the common length, with independent accumulators so that LLVM vectorises.
 #[inline(always)]
