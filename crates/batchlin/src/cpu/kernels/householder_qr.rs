@@ -8,7 +8,7 @@
 //! then touches whole chunks only (from the chunk holding its first row), and is applied to
 //! four columns per pass over it: one load of v for four dot products, no scalar tails.
 
-use super::{larf_col, larfg, org2r_in_place, CHUNK};
+use super::{chunks, larf_col, larfg, org2r_in_place, CHUNK};
 use crate::Real;
 
 /// Householder QR as LAPACK geqr2: on return the upper triangle (k x n, k = min(m,n)) of the
@@ -104,22 +104,6 @@ pub fn padded_ld(m: usize) -> usize {
     m.div_ceil(CHUNK) * CHUNK
 }
 
-/// Sum of a chunk's lanes, pairwise.
-#[inline(always)]
-fn hsum<T: Real>(s: &[T; CHUNK]) -> T {
-    ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
-}
-
-/// `x += w * v` over whole chunks.
-#[inline(always)]
-fn chunk_axpy<T: Real, const F: bool>(w: T, v: &[T], x: &mut [T]) {
-    for (vc, xc) in v.chunks_exact(CHUNK).zip(x.chunks_exact_mut(CHUNK)) {
-        for l in 0..CHUNK {
-            xc[l] = super::fma::<T, F>(w, vc[l], xc[l]);
-        }
-    }
-}
-
 /// Apply `H = I - tau v v^T` from the left to columns `c0..c1` of the column-major `a`
 /// (leading dimension `ld`), over rows `lo..ld` only: `v` is zero outside them (`v` is one
 /// column, `ld` long; `lo` a multiple of [`CHUNK`]). Four columns per pass over `v`.
@@ -141,43 +125,17 @@ pub(crate) fn apply_reflector<T: Real, const F: bool>(
         let (x1, r) = r.split_at_mut(ld);
         let (x2, x3) = r.split_at_mut(ld);
         let (x0, x1, x2, x3) = (&mut x0[lo..], &mut x1[lo..], &mut x2[lo..], &mut x3[lo..]);
-        let mut s = [[T::ZERO; CHUNK]; 4];
-        for ((((vc, a0), a1), a2), a3) in v
-            .chunks_exact(CHUNK)
-            .zip(x0.chunks_exact(CHUNK))
-            .zip(x1.chunks_exact(CHUNK))
-            .zip(x2.chunks_exact(CHUNK))
-            .zip(x3.chunks_exact(CHUNK))
-        {
-            for l in 0..CHUNK {
-                s[0][l] = super::fma::<T, F>(vc[l], a0[l], s[0][l]);
-                s[1][l] = super::fma::<T, F>(vc[l], a1[l], s[1][l]);
-                s[2][l] = super::fma::<T, F>(vc[l], a2[l], s[2][l]);
-                s[3][l] = super::fma::<T, F>(vc[l], a3[l], s[3][l]);
-            }
-        }
-        let w = [
-            -(tau * hsum(&s[0])),
-            -(tau * hsum(&s[1])),
-            -(tau * hsum(&s[2])),
-            -(tau * hsum(&s[3])),
-        ];
-        // One column at a time: LLVM vectorises a single chunked axpy reliably.
-        chunk_axpy::<T, F>(w[0], v, x0);
-        chunk_axpy::<T, F>(w[1], v, x1);
-        chunk_axpy::<T, F>(w[2], v, x2);
-        chunk_axpy::<T, F>(w[3], v, x3);
+        let s = chunks::dot4::<T, F>(v, [x0, x1, x2, x3]);
+        chunks::axpy::<T, F>(-(tau * s[0]), v, x0);
+        chunks::axpy::<T, F>(-(tau * s[1]), v, x1);
+        chunks::axpy::<T, F>(-(tau * s[2]), v, x2);
+        chunks::axpy::<T, F>(-(tau * s[3]), v, x3);
         c += 4;
     }
     while c < c1 {
         let x = &mut a[c * ld + lo..(c + 1) * ld];
-        let mut s = [T::ZERO; CHUNK];
-        for (vc, a0) in v.chunks_exact(CHUNK).zip(x.chunks_exact(CHUNK)) {
-            for l in 0..CHUNK {
-                s[l] = super::fma::<T, F>(vc[l], a0[l], s[l]);
-            }
-        }
-        chunk_axpy::<T, F>(-(tau * hsum(&s)), v, x);
+        let s = chunks::dot::<T, F>(v, x);
+        chunks::axpy::<T, F>(-(tau * s), v, x);
         c += 1;
     }
 }
@@ -295,26 +253,47 @@ pub(crate) fn qr_form_q_padded_impl<T: Real, const F: bool>(
     assert!(ld >= m && ld % CHUNK == 0);
     let q_cols = q_cols.min(m);
     let k = k.min(q_cols);
+    q[..ld * k].copy_from_slice(&v[..ld * k]);
+    form_q_in_place::<T, F>(m, k, 0, q, ld, tau, q_cols);
+}
+
+/// Q = H_0 ... H_{k-1} in place, padded: on entry column `i + shift` of `q` (leading
+/// dimension `ld`) holds reflector i as [`qr_factor_padded`] leaves it, with its 1 at row
+/// `i + shift` (rows above its chunk unread); on exit `q` holds the first `q_cols` columns
+/// of Q, columns before `shift` those of the identity (H_i acts on rows `i + shift..`
+/// only). Requires `k + shift <= q_cols <= m <= ld`. Backwards, as org2r: when H_i is
+/// applied, the columns after its own are zero in the rows above its 1.
+#[inline(always)]
+pub(crate) fn form_q_in_place<T: Real, const F: bool>(
+    m: usize,
+    k: usize,
+    shift: usize,
+    q: &mut [T],
+    ld: usize,
+    tau: &[T],
+    q_cols: usize,
+) {
+    debug_assert!(k + shift <= q_cols && q_cols <= m && m <= ld && ld % CHUNK == 0);
     let q = &mut q[..ld * q_cols];
-    for j in k..q_cols {
+    for j in (0..shift).chain(k + shift..q_cols) {
         let col = &mut q[j * ld..(j + 1) * ld];
         col.fill(T::ZERO);
         col[j] = T::ONE;
     }
-    // Backwards, as org2r: when H_i is applied, columns i+1.. are zero in rows 0..=i.
     for i in (0..k).rev() {
         let t = tau[i];
-        let lo = i / CHUNK * CHUNK;
-        let vi = &v[i * ld..(i + 1) * ld];
+        let c = i + shift;
+        let lo = c / CHUNK * CHUNK;
+        let (left, right) = q.split_at_mut((c + 1) * ld);
+        let col = &mut left[c * ld..];
         if t != T::ZERO {
-            apply_reflector::<T, F>(t, vi, q, ld, lo, i + 1, q_cols);
+            apply_reflector::<T, F>(t, col, right, ld, lo, 0, q_cols - c - 1);
         }
-        let col = &mut q[i * ld..(i + 1) * ld];
-        col[..i].fill(T::ZERO);
-        col[i] = T::ONE - t;
+        col[..c].fill(T::ZERO);
+        col[c] = T::ONE - t;
         let nt = -t;
-        for (x, &y) in col[i + 1..].iter_mut().zip(&vi[i + 1..]) {
-            *x = nt * y;
+        for x in col[c + 1..].iter_mut() {
+            *x *= nt;
         }
     }
 }
