@@ -103,7 +103,8 @@ impl fmt::Display for Backend {
 /// element type: measured one matrix on one core with
 /// `cargo run --release -p batchlin --example kernels_vs_faer` (docs/results/cpu-2core/;
 /// 2026-11-30, after the padded AVX2 kernels: f32 QR 1.8x faer at 128 and 1.0x at 192,
-/// eigh 1.2x at 256, SVD 1.3x at 192 and 1.1x at 256; f64 QR 1.1x at 128, eigh 1.4x at
+/// eigh 1.2x at 192 (and 0.9-1.2x at 256, where the batch of 256 on two cores measured
+/// faster with faer), SVD 1.3x at 192 and 1.1x at 256; f64 QR 1.1x at 128, eigh 1.4x at
 /// 128 and 0.8x at 192, SVD 1.2x at 128 and 1.0x at 192). Above it faer's blocked
 /// algorithms win; tall matrices go to faer, which is blocked (QR) or QR-preconditioned
 /// (SVD).
@@ -121,7 +122,7 @@ pub(crate) fn small_kernel_limit(op: Op, dtype: DType) -> usize {
             if f64 {
                 128
             } else {
-                256
+                192
             }
         }
         Op::Svd => {
