@@ -3,9 +3,10 @@
 of faer calls, on the shapes of record, interleaved shape by shape in one run.
 
     python3 bench/cpu_peers.py [--rounds 2] [--dtype f32] [--out FILE.md] [--only qr]
+                               [--shape 'qr 4096x32x32' ...]
 
-batchlin and the faer loop are timed by the `batchlin` binary (target/release/batchlin,
-built first with `cargo build --release`), NumPy in this process; for each shape the
+batchlin and the faer loop are timed by the `batchlin` binary ($CARGO_TARGET_DIR or
+target/, release/batchlin, built first with `cargo build --release`), NumPy in this process; for each shape the
 three run back to back, and the whole set is repeated `--rounds` times; each cell is the
 best of the rounds' medians.
 """
@@ -20,7 +21,8 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "batchlin")
+BIN = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"),
+                   "release", "batchlin")
 
 
 def shapes_of_record():
@@ -81,13 +83,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--dtype", default="f32", choices=["f32", "f64"])
-    ap.add_argument("--only", default=None)
+    ap.add_argument("--only", default=None, help="one op (qr, eigh, svd)")
+    ap.add_argument("--shape", action="append", default=None,
+                    help="restrict to 'op BxMxN' (repeatable), e.g. --shape 'qr 4096x32x32'")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if not os.path.exists(BIN):
         sys.exit(f"{BIN} not found: run `cargo build --release` first")
     dtype = np.float32 if args.dtype == "f32" else np.float64
     shapes = [s for s in shapes_of_record() if args.only in (None, s[0])]
+    if args.shape:
+        want = {" ".join(w.split()) for w in args.shape}
+        shapes = [s for s in shapes if f"{s[0]} {s[1]}x{s[2]}x{s[3]}" in want]
     rng = np.random.default_rng(1130)
     best = {}
     for rnd in range(args.rounds):

@@ -5,7 +5,7 @@
 //!     CARGO_TARGET_DIR=... cargo run --release --example kernels_vs_faer [-- quick] [-- op=qr,eigh,...] [-- n=4,8,...]
 //!
 //! Each timing includes copying the input into the work buffer (both sides); it is the minimum
-//! over 9 short runs (the machine is shared), each cycling through a pool of inputs.
+//! over 41 short runs (the machine is shared), each cycling through a pool of inputs.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -23,8 +23,10 @@ use rand_distr::StandardNormal;
 
 #[derive(Copy, Clone, PartialEq, Debug)]
 enum Op {
-    /// QR with the reduced Q formed.
+    /// QR with the reduced Q formed (the padded kernels the batch driver runs).
     Qr,
+    /// The same with the plain geqr2/org2r kernels (ld = m), for comparison.
+    QrPlain,
     /// eigh with eigenvectors.
     Eigh,
     /// eigenvalues only.
@@ -39,6 +41,7 @@ impl Op {
     fn name(self) -> &'static str {
         match self {
             Op::Qr => "qr",
+            Op::QrPlain => "qr-plain",
             Op::Eigh => "eigh",
             Op::Eigvalsh => "eigvalsh",
             Op::Svd => "svd",
@@ -83,8 +86,9 @@ fn time_us(pool: usize, min_calls: usize, mut f: impl FnMut(usize)) -> f64 {
         calls += 1;
     }
     let per = t0.elapsed().as_secs_f64() / calls as f64;
-    let reps = ((0.004 / per) as usize).max(min_calls);
-    (0..9)
+    // Many short runs: on a shared machine the minimum is a run no other process cut into.
+    let reps = ((0.0005 / per) as usize).max(min_calls);
+    (0..41)
         .map(|_| {
             let t = Instant::now();
             for r in 0..reps {
@@ -100,13 +104,30 @@ fn bench_kernel<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
     let mut tau = vec![T::ZERO; n];
     let mut q = vec![T::ZERO; n * n];
     let mut w = vec![T::ZERO; n];
-    let mut v = vec![T::ZERO; n * n];
     let mut scratch =
         vec![T::ZERO; kernels::eigh_scratch_len(n).max(kernels::svd_scratch_len(n, n))];
+    let ld = kernels::padded_ld(n);
+    let mut ap = vec![T::ZERO; ld * n];
+    let mut qp = vec![T::ZERO; ld * n];
+    let mut vp = vec![T::ZERO; ld * n];
     time_us(pool.len(), 3, |i| {
-        a.copy_from_slice(&pool[i]);
+        if op != Op::QrPlain {
+            for (dst, src) in ap.chunks_exact_mut(ld).zip(pool[i].chunks_exact(n)) {
+                dst[..n].copy_from_slice(src);
+            }
+        } else {
+            a.copy_from_slice(&pool[i]);
+        }
         let st: KernelStatus = match op {
             Op::Qr => {
+                kernels::qr_factor_padded(n, n, &mut ap, ld, &mut vp, &mut tau);
+                kernels::qr_form_q_padded(n, n, &vp, ld, &tau, &mut qp, n);
+                KernelStatus {
+                    iterations: 0,
+                    converged: true,
+                }
+            }
+            Op::QrPlain => {
                 kernels::qr_factor(n, n, &mut a, &mut tau);
                 kernels::qr_form_q(n, n, &a, &tau, &mut q, n);
                 KernelStatus {
@@ -114,20 +135,22 @@ fn bench_kernel<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
                     converged: true,
                 }
             }
-            Op::Eigh => kernels::eigh(n, &mut a, &mut w, Some(&mut v), &mut scratch),
-            Op::Eigvalsh => kernels::eigh(n, &mut a, &mut w, None, &mut scratch),
+            Op::Eigh => kernels::eigh(n, &mut ap, ld, &mut w, Some(&mut qp), &mut scratch),
+            Op::Eigvalsh => kernels::eigh(n, &mut ap, ld, &mut w, None, &mut scratch),
             Op::Svd => kernels::svd(
                 n,
                 n,
-                &mut a,
+                &mut ap,
+                ld,
                 &mut w,
-                Some(&mut q),
-                Some(&mut v),
+                Some(&mut qp),
+                Some(&mut vp),
+                ld,
                 &mut scratch,
             ),
-            Op::Svdvals => kernels::svd(n, n, &mut a, &mut w, None, None, &mut scratch),
+            Op::Svdvals => kernels::svd(n, n, &mut ap, ld, &mut w, None, None, ld, &mut scratch),
         };
-        black_box((&a, &q, &v, &w, st));
+        black_box((&a, &q, &w, &ap, &qp, &vp, st));
     })
 }
 
@@ -140,7 +163,7 @@ fn bench_faer<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
     let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<T>(n, n);
     let mut qc = Mat::<T>::zeros(bs, n);
     let req = match op {
-        Op::Qr => StackReq::any_of(&[
+        Op::Qr | Op::QrPlain => StackReq::any_of(&[
             faer::linalg::qr::no_pivoting::factor::qr_in_place_scratch::<T>(n, n, bs, par, Default::default()),
             faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n, bs, n),
         ]),
@@ -167,7 +190,7 @@ fn bench_faer<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
         }
         let stack = MemStack::new(&mut buf);
         match op {
-            Op::Qr => {
+            Op::Qr | Op::QrPlain => {
                 faer::linalg::qr::no_pivoting::factor::qr_in_place(
                     a.as_mut(),
                     qc.as_mut(),
@@ -265,7 +288,14 @@ fn run<T: Real>(ops: &[Op], sizes: &[usize]) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut sizes = vec![4usize, 8, 16, 32, 48, 64, 96, 128];
-    let mut ops = vec![Op::Qr, Op::Eigh, Op::Eigvalsh, Op::Svd, Op::Svdvals];
+    let mut ops = vec![
+        Op::Qr,
+        Op::QrPlain,
+        Op::Eigh,
+        Op::Eigvalsh,
+        Op::Svd,
+        Op::Svdvals,
+    ];
     for a in &args {
         if a == "quick" {
             sizes = vec![8, 16, 32, 64];
@@ -279,6 +309,7 @@ fn main() {
                 .split(',')
                 .map(|s| match s {
                     "qr" => Op::Qr,
+                    "qr-plain" => Op::QrPlain,
                     "eigh" => Op::Eigh,
                     "eigvalsh" => Op::Eigvalsh,
                     "svd" => Op::Svd,

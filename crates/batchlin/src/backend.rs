@@ -101,27 +101,37 @@ impl fmt::Display for Backend {
 
 /// Largest max(m, n) for which the CPU's own small-matrix kernels beat faer, per op and
 /// element type: measured one matrix on one core with
-/// `cargo run --release -p batchlin --example kernels_vs_faer` (docs/results/cpu-2core/).
-/// Above it faer's blocked algorithms win; tall matrices go to faer, which is blocked
-/// (QR) or QR-preconditioned (SVD).
+/// `cargo run --release -p batchlin --example kernels_vs_faer` (docs/results/cpu-2core/;
+/// 2026-11-30, after the padded AVX2 kernels: f32 QR 1.8x faer at 128 and 1.0x at 192,
+/// eigh 1.2x at 192 (and 0.9-1.2x at 256, where the batch of 256 on two cores measured
+/// faster with faer), SVD 1.3x at 192 and 1.1x at 256; f64 QR 1.1x at 128, eigh 1.4x at
+/// 128 and 0.8x at 192, SVD 1.2x at 128 and 1.0x at 192). Above it faer's blocked
+/// algorithms win; tall matrices go to faer, which is blocked (QR) or QR-preconditioned
+/// (SVD).
 pub(crate) fn small_kernel_limit(op: Op, dtype: DType) -> usize {
     let f64 = dtype == DType::F64;
     match op {
         Op::Qr => {
             if f64 {
-                48
+                128
             } else {
-                64
+                160
             }
         }
         Op::Eigh => {
             if f64 {
-                96
-            } else {
                 128
+            } else {
+                192
             }
         }
-        Op::Svd => 96,
+        Op::Svd => {
+            if f64 {
+                128
+            } else {
+                192
+            }
+        }
     }
 }
 

@@ -477,6 +477,32 @@ impl<T> RawMut<T> {
         self.col_stride.unsigned_abs() <= self.row_stride.unsigned_abs()
     }
 
+    #[inline(always)]
+    pub(crate) fn row_stride(&self) -> isize {
+        self.row_stride
+    }
+
+    #[inline(always)]
+    pub(crate) fn col_stride(&self) -> isize {
+        self.col_stride
+    }
+
+    /// Where row 0 of the matrix at `base` starts, when its rows are contiguous
+    /// (col_stride 1) and lie apart (no two of the `rows` rows overlap).
+    #[inline(always)]
+    pub(crate) fn contiguous_rows(&self, base: isize, rows: usize) -> Option<*mut T> {
+        (self.col_stride == 1 && (rows <= 1 || self.row_stride != 0))
+            .then(|| self.ptr.wrapping_offset(base))
+    }
+
+    /// Where column 0 of the matrix at `base` starts, when its columns are contiguous
+    /// (row_stride 1) and lie apart.
+    #[inline(always)]
+    pub(crate) fn contiguous_cols(&self, base: isize, cols: usize) -> Option<*mut T> {
+        (self.row_stride == 1 && (cols <= 1 || self.col_stride != 0))
+            .then(|| self.ptr.wrapping_offset(base))
+    }
+
     /// # Safety
     /// In range, and no other thread writes the same matrix.
     #[inline(always)]

@@ -346,7 +346,7 @@ fn child_env_auto() {
         Backend::CpuSmall
     );
     assert_eq!(
-        batchlin::backend_for(Op::Eigh, batchlin::DType::F32, 10, 200, 200).unwrap(),
+        batchlin::backend_for(Op::Eigh, batchlin::DType::F32, 10, 600, 600).unwrap(),
         Backend::CpuFaer
     );
     assert!(!batchlin::policy_source().contains("forced"));

@@ -54,9 +54,33 @@ impl<T> OutMat<'_, T> {
     #[inline(always)]
     fn write(&self, index: usize, rows: usize, cols: usize, f: impl Fn(usize, usize) -> T) {
         let base = self.base(index);
-        // SAFETY (both loops): in range of the output view, checked by the front door, and
+        // SAFETY (all loops): in range of the output view, checked by the front door, and
         // matrix `index` is written by this worker alone.
-        if self.raw.rows_outer() {
+        if let Some(p) = self.raw.contiguous_rows(base, rows) {
+            for i in 0..rows {
+                let row = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        p.offset(i as isize * self.raw.row_stride()),
+                        cols,
+                    )
+                };
+                for (j, x) in row.iter_mut().enumerate() {
+                    *x = f(i, j);
+                }
+            }
+        } else if let Some(p) = self.raw.contiguous_cols(base, cols) {
+            for j in 0..cols {
+                let col = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        p.offset(j as isize * self.raw.col_stride()),
+                        rows,
+                    )
+                };
+                for (i, x) in col.iter_mut().enumerate() {
+                    *x = f(i, j);
+                }
+            }
+        } else if self.raw.rows_outer() {
             for i in 0..rows {
                 for j in 0..cols {
                     unsafe { self.raw.set(base, i, j, f(i, j)) };
@@ -174,9 +198,16 @@ fn scale_exponent<T: Real>(max: T) -> i32 {
     }
 }
 
-/// Gather matrix `index` of `a` (or its transpose) into column-major `w`; returns the
-/// largest |entry| and whether every entry was finite.
-fn gather<T: Real>(a: &BatchRef<T>, index: usize, transpose: bool, w: &mut [T]) -> (T, bool) {
+/// Gather matrix `index` of `a` (or its transpose) into column-major `w` with leading
+/// dimension `ld` (>= rows; rows past the matrix's are zeroed); returns the largest |entry|
+/// and whether every entry was finite.
+fn gather<T: Real>(
+    a: &BatchRef<T>,
+    index: usize,
+    transpose: bool,
+    w: &mut [T],
+    ld: usize,
+) -> (T, bool) {
     let l = a.layout();
     let base = l.matrix_offset(index);
     // Element (i, j) of the work matrix sits at base + i * si + j * sj in the input.
@@ -185,40 +216,124 @@ fn gather<T: Real>(a: &BatchRef<T>, index: usize, transpose: bool, w: &mut [T]) 
     } else {
         (l.rows, l.cols, l.row_stride, l.col_stride)
     };
-    let w = &mut w[..rows * cols];
+    debug_assert!(ld >= rows);
+    let w = &mut w[..ld * cols];
     let src = a.as_ptr();
     // SAFETY: i < rows, j < cols, and the view was checked on creation. Read the input in
     // memory order; the work buffer is small and cache-resident either way.
     unsafe {
         if sj.unsigned_abs() < si.unsigned_abs() {
-            for i in 0..rows {
-                let row = src.offset(base + i as isize * si);
-                for j in 0..cols {
-                    w[i + j * rows] = *row.offset(j as isize * sj);
+            if sj == 1 {
+                for i in 0..rows {
+                    let row = std::slice::from_raw_parts(src.offset(base + i as isize * si), cols);
+                    for (j, &x) in row.iter().enumerate() {
+                        *w.get_unchecked_mut(i + j * ld) = x;
+                    }
                 }
+            } else {
+                for i in 0..rows {
+                    let row = src.offset(base + i as isize * si);
+                    for j in 0..cols {
+                        w[i + j * ld] = *row.offset(j as isize * sj);
+                    }
+                }
+            }
+        } else if si == 1 {
+            for j in 0..cols {
+                let col = std::slice::from_raw_parts(src.offset(base + j as isize * sj), rows);
+                w[j * ld..j * ld + rows].copy_from_slice(col);
             }
         } else {
             for j in 0..cols {
                 let col = src.offset(base + j as isize * sj);
-                for (i, slot) in w[j * rows..(j + 1) * rows].iter_mut().enumerate() {
+                for (i, slot) in w[j * ld..j * ld + rows].iter_mut().enumerate() {
                     *slot = *col.offset(i as isize * si);
                 }
             }
         }
     }
+    if ld > rows {
+        for c in w.chunks_exact_mut(ld) {
+            c[rows..].fill(T::ZERO);
+        }
+    }
+    prefetch_next(a, index);
     max_abs_and_finite(w)
+}
+
+/// Ask for matrix `index + 1` of `a` to be brought into cache while this one is worked on
+/// (the workers take consecutive indices): the input of a large batch streams from memory,
+/// and small matrices leave too little time per matrix for the hardware prefetcher alone.
+/// Only for matrices whose rows or columns are contiguous (one hint per cache line).
+#[inline(always)]
+fn prefetch_next<T: Real>(a: &BatchRef<T>, index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let l = a.layout();
+        if index + 1 >= l.batch() {
+            return;
+        }
+        let (lines, len, stride) = if l.col_stride == 1 {
+            (l.rows, l.cols, l.row_stride)
+        } else if l.row_stride == 1 {
+            (l.cols, l.rows, l.col_stride)
+        } else {
+            return;
+        };
+        let size = std::mem::size_of::<T>();
+        let bytes = len * size;
+        if lines * bytes > 64 * 1024 {
+            return;
+        }
+        let base = l.matrix_offset(index + 1);
+        let p = a.as_ptr().wrapping_offset(base) as *const i8;
+        for r in 0..lines {
+            let row = p.wrapping_offset(r as isize * stride * size as isize);
+            let mut off = 0;
+            while off < bytes {
+                // SAFETY: a prefetch hint never faults, whatever the address.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        row.wrapping_add(off),
+                    )
+                };
+                off += 64;
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (a, index);
 }
 
 /// The largest |entry| and whether every entry is finite (x * 0 is NaN exactly for
 /// NaN and Inf, and the sum of those products stays branch-free so it vectorises).
 fn max_abs_and_finite<T: Real>(w: &[T]) -> (T, bool) {
-    let mut max = T::ZERO;
-    let mut poison = T::ZERO;
-    for &x in w {
-        max = max.max(x.abs());
-        poison += x * T::ZERO;
+    // Eight independent lanes and a plain compare-select (not `max`, whose NaN rule keeps
+    // LLVM from vectorising): NaN is caught by the poison sum, not by the maximum.
+    const L: usize = 8;
+    let mut max = [T::ZERO; L];
+    let mut poison = [T::ZERO; L];
+    let chunks = w.chunks_exact(L);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for l in 0..L {
+            let a = c[l].abs();
+            max[l] = if a > max[l] { a } else { max[l] };
+            poison[l] += c[l] * T::ZERO;
+        }
     }
-    (max, poison == T::ZERO)
+    for (l, &x) in rest.iter().enumerate() {
+        let a = x.abs();
+        max[l] = if a > max[l] { a } else { max[l] };
+        poison[l] += x * T::ZERO;
+    }
+    let mut m = T::ZERO;
+    let mut p = T::ZERO;
+    for l in 0..L {
+        m = if max[l] > m { max[l] } else { m };
+        p += poison[l];
+    }
+    (m, p == T::ZERO)
 }
 
 fn scale_in_place<T: Real>(w: &mut [T], e: i32) {
@@ -315,13 +430,23 @@ pub(crate) fn qr_batch<T: Real>(
         CpuAlgo::Faer => faer_backend::qr_scratch::<T>(m, n, q_cols, par),
         CpuAlgo::Small => StackReq::EMPTY,
     };
-    // Work layout: a (m x n) | q (m x q_cols) | tau (k) | signs (k)
-    let ws_len = m * n + m * q_cols + 2 * k;
+    // Leading dimension of the work matrices: the padded kernels want whole chunks.
+    let ld = match algo {
+        CpuAlgo::Small => kernels::padded_ld(m),
+        CpuAlgo::Faer => m,
+    };
+    let vlen = match algo {
+        CpuAlgo::Small => ld * k,
+        CpuAlgo::Faer => 0,
+    };
+    // Work layout: a (ld x n) | q (ld x q_cols) | reflectors (ld x k) | tau (k) | signs (k)
+    let ws_len = ld * n + ld * q_cols + vlen + 2 * k;
     for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
-        let (aw, rest) = ws.buf.split_at_mut(m * n);
-        let (qw, rest) = rest.split_at_mut(m * q_cols);
+        let (aw, rest) = ws.buf.split_at_mut(ld * n);
+        let (qw, rest) = rest.split_at_mut(ld * q_cols);
+        let (vw, rest) = rest.split_at_mut(vlen);
         let (tau, signs) = rest.split_at_mut(k);
-        let (max, finite) = gather(a, index, false, aw);
+        let (max, finite) = gather(a, index, false, aw, ld);
         if !finite {
             fill_out(&out.r, index, T::NAN);
             if let Some(q) = &out.q {
@@ -341,9 +466,9 @@ pub(crate) fn qr_batch<T: Real>(
         let want_q = out.q.is_some();
         match algo {
             CpuAlgo::Small => {
-                kernels::qr_factor(m, n, aw, tau);
+                kernels::qr_factor_padded(m, n, aw, ld, vw, tau);
                 if want_q {
-                    kernels::qr_form_q(m, k, aw, tau, qw, q_cols);
+                    kernels::qr_form_q_padded(m, k, vw, ld, tau, qw, q_cols);
                 }
             }
             CpuAlgo::Faer => {
@@ -361,7 +486,7 @@ pub(crate) fn qr_batch<T: Real>(
         let mut dmax = T::ZERO;
         let mut dmin = T::ZERO;
         for i in 0..k {
-            let d = aw[i + i * m];
+            let d = aw[i + i * ld];
             signs[i] = if d < T::ZERO { -T::ONE } else { T::ONE };
             dmax = dmax.max(d.abs());
             dmin = if i == 0 { d.abs() } else { dmin.min(d.abs()) };
@@ -374,7 +499,7 @@ pub(crate) fn qr_batch<T: Real>(
         let unscale = Pow2::new(e);
         out.r.write(index, out.r.layout.rows, n, |i, j| {
             if i <= j && i < k {
-                unscale.apply(aw[i + j * m] * signs[i])
+                unscale.apply(aw[i + j * ld] * signs[i])
             } else {
                 T::ZERO
             }
@@ -382,7 +507,7 @@ pub(crate) fn qr_batch<T: Real>(
         if let Some(q) = &out.q {
             let signs = &signs[..];
             q.write(index, m, q_cols, |i, j| {
-                let v = qw[i + j * m];
+                let v = qw[i + j * ld];
                 if j < k {
                     v * signs[j]
                 } else {
@@ -397,8 +522,15 @@ pub(crate) fn qr_batch<T: Real>(
 // ---------------------------------------------------------------------------------------
 // Symmetric eigendecomposition
 
-/// Gather the `uplo` triangle of matrix `index` as a full symmetric column-major matrix.
-fn gather_symmetric<T: Real>(a: &BatchRef<T>, index: usize, uplo: Uplo, w: &mut [T]) -> (T, bool) {
+/// Gather the `uplo` triangle of matrix `index` as a full symmetric column-major matrix with
+/// leading dimension `ld` (rows past n zeroed).
+fn gather_symmetric<T: Real>(
+    a: &BatchRef<T>,
+    index: usize,
+    uplo: Uplo,
+    w: &mut [T],
+    ld: usize,
+) -> (T, bool) {
     let l = a.layout();
     let n = l.rows;
     let base = l.matrix_offset(index);
@@ -407,7 +539,7 @@ fn gather_symmetric<T: Real>(a: &BatchRef<T>, index: usize, uplo: Uplo, w: &mut 
         Uplo::Lower => (l.row_stride, l.col_stride),
         Uplo::Upper => (l.col_stride, l.row_stride),
     };
-    let w = &mut w[..n * n];
+    let w = &mut w[..ld * n];
     let src = a.as_ptr();
     // SAFETY: i, j < n, and the view was checked on creation. Read in memory order.
     unsafe {
@@ -416,8 +548,8 @@ fn gather_symmetric<T: Real>(a: &BatchRef<T>, index: usize, uplo: Uplo, w: &mut 
                 let row = src.offset(base + i as isize * si);
                 for j in 0..=i {
                     let x = *row.offset(j as isize * sj);
-                    w[i + j * n] = x;
-                    w[j + i * n] = x;
+                    w[i + j * ld] = x;
+                    w[j + i * ld] = x;
                 }
             }
         } else {
@@ -425,12 +557,18 @@ fn gather_symmetric<T: Real>(a: &BatchRef<T>, index: usize, uplo: Uplo, w: &mut 
                 let col = src.offset(base + j as isize * sj);
                 for i in j..n {
                     let x = *col.offset(i as isize * si);
-                    w[i + j * n] = x;
-                    w[j + i * n] = x;
+                    w[i + j * ld] = x;
+                    w[j + i * ld] = x;
                 }
             }
         }
     }
+    if ld > n {
+        for c in w.chunks_exact_mut(ld) {
+            c[n..].fill(T::ZERO);
+        }
+    }
+    prefetch_next(a, index);
     max_abs_and_finite(w)
 }
 
@@ -455,14 +593,19 @@ pub(crate) fn eigh_batch<T: Real>(
         CpuAlgo::Faer => (faer_backend::eigh_scratch::<T>(n, vectors, par), 0),
         CpuAlgo::Small => (StackReq::EMPTY, kernels::eigh_scratch_len(n)),
     };
-    // Work layout: a (n x n) | w (n) | v (n x n if vectors) | kernel scratch
-    let vlen = if vectors { n * n } else { 0 };
-    let ws_len = n * n + n + vlen + kscratch;
+    // Leading dimension of the work matrices: the small kernel wants whole chunks.
+    let ld = match algo {
+        CpuAlgo::Small => kernels::padded_ld(n),
+        CpuAlgo::Faer => n,
+    };
+    // Work layout: a (ld x n) | w (n) | v (ld x n if vectors) | kernel scratch
+    let vlen = if vectors { ld * n } else { 0 };
+    let ws_len = ld * n + n + vlen + kscratch;
     for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
-        let (aw, rest) = ws.buf.split_at_mut(n * n);
+        let (aw, rest) = ws.buf.split_at_mut(ld * n);
         let (ww, rest) = rest.split_at_mut(n);
         let (vw, kscr) = rest.split_at_mut(vlen);
-        let (max, finite) = gather_symmetric(a, index, uplo, aw);
+        let (max, finite) = gather_symmetric(a, index, uplo, aw, ld);
         if !finite {
             fill_out(&out.w, index, T::NAN);
             if let Some(v) = &out.v {
@@ -474,7 +617,7 @@ pub(crate) fn eigh_batch<T: Real>(
         scale_in_place(aw, e);
         let vopt = if vectors { Some(&mut vw[..]) } else { None };
         let status = match algo {
-            CpuAlgo::Small => kernels::eigh(n, aw, ww, vopt, kscr),
+            CpuAlgo::Small => kernels::eigh(n, aw, ld, ww, vopt, kscr),
             CpuAlgo::Faer => faer_backend::eigh(n, aw, ww, vopt, par, MemStack::new(&mut ws.mem)),
         };
         let mut inf = Info::OK.with_iterations(status.iterations);
@@ -482,10 +625,10 @@ pub(crate) fn eigh_batch<T: Real>(
             inf = inf.with_flag(Info::NOT_CONVERGED);
         }
         if vectors {
-            sort_with_columns(ww, false, &mut [(&mut vw[..], n)]);
+            sort_with_columns(ww, false, &mut [(&mut vw[..], ld)]);
             // Sign convention: each eigenvector's largest component is positive.
             for j in 0..n {
-                let col = &mut vw[j * n..(j + 1) * n];
+                let col = &mut vw[j * ld..j * ld + n];
                 if col[argmax_abs(col)] < T::ZERO {
                     col.iter_mut().for_each(|x| *x = -*x);
                 }
@@ -496,7 +639,7 @@ pub(crate) fn eigh_batch<T: Real>(
         let unscale = Pow2::new(e);
         out.w.write(index, 1, n, |_, j| unscale.apply(ww[j]));
         if let Some(v) = &out.v {
-            v.write(index, n, n, |i, j| vw[i + j * n]);
+            v.write(index, n, n, |i, j| vw[i + j * ld]);
         }
         inf
     });
@@ -527,6 +670,11 @@ pub(crate) fn svd_batch<T: Real>(
     let u_cols = if full { p } else { q };
     let inner = use_inner_par(algo, batch, m, n);
     let par = par_for(inner);
+    // Leading dimensions of the work matrices: the small kernel wants whole chunks.
+    let (ld, ldv) = match algo {
+        CpuAlgo::Small => (kernels::padded_ld(p), kernels::padded_ld(q)),
+        CpuAlgo::Faer => (p, q),
+    };
     let (req, kscratch) = match algo {
         CpuAlgo::Faer => (
             faer_backend::svd_scratch::<T>(p, q, vectors.then_some(u_cols), vectors, par),
@@ -534,18 +682,22 @@ pub(crate) fn svd_batch<T: Real>(
         ),
         CpuAlgo::Small => (
             StackReq::EMPTY,
-            kernels::svd_scratch_len(p, q) + if full { 2 * p * q + q } else { 0 },
+            kernels::svd_scratch_len(p, q) + if full { 3 * ld * q + q } else { 0 },
         ),
     };
-    let (ulen, vlen) = if vectors { (p * u_cols, q * q) } else { (0, 0) };
-    // Work layout: a (p x q) | s (q) | u (p x u_cols) | v (q x q) | kernel scratch
-    let ws_len = p * q + q + ulen + vlen + kscratch;
+    let (ulen, vlen) = if vectors {
+        (ld * u_cols, ldv * q)
+    } else {
+        (0, 0)
+    };
+    // Work layout: a (ld x q) | s (q) | u (ld x u_cols) | v (ldv x q) | kernel scratch
+    let ws_len = ld * q + q + ulen + vlen + kscratch;
     for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
-        let (aw, rest) = ws.buf.split_at_mut(p * q);
+        let (aw, rest) = ws.buf.split_at_mut(ld * q);
         let (sw, rest) = rest.split_at_mut(q);
         let (uw, rest) = rest.split_at_mut(ulen);
         let (vw, kscr) = rest.split_at_mut(vlen);
-        let (max, finite) = gather(a, index, transpose, aw);
+        let (max, finite) = gather(a, index, transpose, aw, ld);
         if !finite {
             fill_out(&out.s, index, T::NAN);
             for o in [&out.u, &out.vh].into_iter().flatten() {
@@ -564,13 +716,13 @@ pub(crate) fn svd_batch<T: Real>(
         let status = match algo {
             CpuAlgo::Small => {
                 let (uo, vo) = if vectors {
-                    (Some(&mut uw[..p * q]), Some(&mut vw[..]))
+                    (Some(&mut uw[..ld * q]), Some(&mut vw[..]))
                 } else {
                     (None, None)
                 };
-                let st = kernels::svd(p, q, aw, sw, uo, vo, kscr);
+                let st = kernels::svd(p, q, aw, ld, sw, uo, vo, ldv, kscr);
                 if vectors && u_cols > q {
-                    complete_basis(p, q, uw, kscr);
+                    complete_basis(p, q, uw, ld, kscr);
                 }
                 st
             }
@@ -591,23 +743,23 @@ pub(crate) fn svd_batch<T: Real>(
             *x = x.abs();
         }
         if vectors {
-            let (u_first, _) = uw.split_at_mut(p * q);
-            sort_with_columns(sw, true, &mut [(u_first, p), (&mut vw[..], q)]);
+            let (u_first, _) = uw.split_at_mut(ld * q);
+            sort_with_columns(sw, true, &mut [(u_first, ld), (&mut vw[..], ldv)]);
             // Sign convention: each column of A's U has its largest component positive
             // (A's U is the work V when A was transposed).
             for j in 0..q {
                 let lead = if transpose {
-                    &vw[j * q..(j + 1) * q]
+                    &vw[j * ldv..j * ldv + q]
                 } else {
-                    &uw[j * p..(j + 1) * p]
+                    &uw[j * ld..j * ld + p]
                 };
                 if lead[argmax_abs(lead)] < T::ZERO {
-                    uw[j * p..(j + 1) * p].iter_mut().for_each(|x| *x = -*x);
-                    vw[j * q..(j + 1) * q].iter_mut().for_each(|x| *x = -*x);
+                    uw[j * ld..(j + 1) * ld].iter_mut().for_each(|x| *x = -*x);
+                    vw[j * ldv..(j + 1) * ldv].iter_mut().for_each(|x| *x = -*x);
                 }
             }
             for j in q..u_cols {
-                let col = &mut uw[j * p..(j + 1) * p];
+                let col = &mut uw[j * ld..j * ld + p];
                 if col[argmax_abs(col)] < T::ZERO {
                     col.iter_mut().for_each(|x| *x = -*x);
                 }
@@ -625,26 +777,28 @@ pub(crate) fn svd_batch<T: Real>(
         if let (Some(u), Some(vh)) = (&out.u, &out.vh) {
             let (uw, vw) = (&uw[..], &vw[..]);
             if !transpose {
-                u.write(index, m, u.layout.cols, |i, j| uw[i + j * p]);
-                vh.write(index, vh.layout.rows, n, |i, j| vw[j + i * q]);
+                u.write(index, m, u.layout.cols, |i, j| uw[i + j * ld]);
+                vh.write(index, vh.layout.rows, n, |i, j| vw[j + i * ldv]);
             } else {
-                u.write(index, m, u.layout.cols, |i, j| vw[i + j * q]);
-                vh.write(index, vh.layout.rows, n, |i, j| uw[j + i * p]);
+                u.write(index, m, u.layout.cols, |i, j| vw[i + j * ldv]);
+                vh.write(index, vh.layout.rows, n, |i, j| uw[j + i * ld]);
             }
         }
         inf
     });
 }
 
-/// Extend the p x q orthonormal columns at the start of `u` (room for p x p) to a full
-/// orthonormal basis: a Householder QR of them gives the complement.
-fn complete_basis<T: Real>(p: usize, q: usize, u: &mut [T], scratch: &mut [T]) {
-    let (orig, rest) = scratch.split_at_mut(p * q);
-    let (fact, rest) = rest.split_at_mut(p * q);
+/// Extend the p x q orthonormal columns at the start of `u` (leading dimension `ld`, rows
+/// p..ld zero; room for p columns) to a full orthonormal basis: a Householder QR of them
+/// gives the complement.
+fn complete_basis<T: Real>(p: usize, q: usize, u: &mut [T], ld: usize, scratch: &mut [T]) {
+    let (orig, rest) = scratch.split_at_mut(ld * q);
+    let (fact, rest) = rest.split_at_mut(ld * q);
+    let (refl, rest) = rest.split_at_mut(ld * q);
     let tau = &mut rest[..q];
-    orig.copy_from_slice(&u[..p * q]);
-    fact.copy_from_slice(&u[..p * q]);
-    kernels::qr_factor(p, q, fact, tau);
-    kernels::qr_form_q(p, q, fact, tau, &mut u[..p * p], p);
-    u[..p * q].copy_from_slice(orig);
+    orig.copy_from_slice(&u[..ld * q]);
+    fact.copy_from_slice(&u[..ld * q]);
+    kernels::qr_factor_padded(p, q, fact, ld, refl, tau);
+    kernels::qr_form_q_padded(p, q, refl, ld, tau, &mut u[..ld * p], p);
+    u[..ld * q].copy_from_slice(orig);
 }

@@ -846,10 +846,12 @@ pub fn check_svd(a: &M, u: Option<&M>, s: &[f64], vh: Option<&M>, full: bool, t:
 /// Forced CPU backends, and the front door (Auto).
 pub const BACKENDS: [Backend; 3] = [Backend::CpuSmall, Backend::CpuFaer, Backend::Auto];
 
-/// Square sizes around every boundary: the small kernels' internal ones (16/17, 31/32/33)
-/// and the router's crossovers to faer (backend.rs, per op and dtype: 48, 64, 96, 128).
-pub const SQUARE: [usize; 18] = [
-    0, 1, 2, 3, 16, 17, 31, 32, 33, 48, 49, 64, 65, 96, 97, 100, 128, 129,
+/// Square sizes around every boundary: the small kernels' internal ones (their 8-element
+/// chunks: 7/8/9, 16/17, 31/32/33) and the router's crossovers to faer (backend.rs, per op
+/// and dtype: 128, 160, 192, 256).
+pub const SQUARE: [usize; 26] = [
+    0, 1, 2, 3, 7, 8, 9, 16, 17, 31, 32, 33, 48, 49, 64, 65, 96, 97, 128, 129, 160, 161, 192, 193,
+    256, 257,
 ];
 
 /// Rectangular shapes: tall, wide, degenerate, and around the boundaries.

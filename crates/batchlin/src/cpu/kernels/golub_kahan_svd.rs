@@ -4,37 +4,40 @@
 //! rotations update contiguous columns of U and V. U = Q_left x rotations, so it has
 //! orthonormal columns even where singular values are zero.
 
-use super::{
-    axpy, fast_hypot, larf_col, larfg, normalize_cols, org2r_in_place, rot, sign, two_cols,
-    KernelStatus,
-};
+use super::householder_qr::{apply_reflector, form_q_in_place, padded_ld};
+use super::{chunks, fast_hypot, larfg, normalize_cols, sign, two_cols, KernelStatus, CHUNK};
 use crate::Real;
 
 /// Scratch length (in elements) that [`svd`] needs for an m x n matrix (m >= n).
 pub fn svd_scratch_len(m: usize, n: usize) -> usize {
-    5 * n + m.max(n)
+    4 * n + 2 * padded_ld(m.max(n))
 }
 
-/// Thin SVD of the column-major m x n `a`, m >= n. `s[0..n]` gets the singular values (>= 0,
-/// unsorted); if `u` is Some, `u` (m x n) the left singular vectors; if `v` is Some, `v`
-/// (n x n) the right singular vectors as columns, A = U diag(s) V^T. `a` is destroyed.
-/// `scratch` must hold [`svd_scratch_len`]`(m, n)` elements. Returns the QR iterations taken
-/// and whether every singular value converged (m < n is refused: not converged).
+/// Thin SVD of the column-major m x n `a`, m >= n, with leading dimension
+/// `ld = padded_ld(m)` (rows m..ld zero). `s[0..n]` gets the singular values (>= 0,
+/// unsorted); if `u` is Some, `u` (n columns, leading dimension `ld`, rows m..ld left zero)
+/// the left singular vectors; if `v` is Some, `v` (n columns, leading dimension
+/// `ldv = padded_ld(n)`, rows n..ldv left zero) the right singular vectors as columns,
+/// A = U diag(s) V^T. `a` is destroyed. `scratch` must hold [`svd_scratch_len`]`(m, n)`
+/// elements. Returns the QR iterations taken and whether every singular value converged
+/// (m < n is refused: not converged).
 pub fn svd<T: Real>(
     m: usize,
     n: usize,
     a: &mut [T],
+    ld: usize,
     s: &mut [T],
     u: Option<&mut [T]>,
     v: Option<&mut [T]>,
+    ldv: usize,
     scratch: &mut [T],
 ) -> KernelStatus {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2_fma() {
         // SAFETY: AVX2 and FMA were detected.
-        return unsafe { svd_avx2(m, n, a, s, u, v, scratch) };
+        return unsafe { svd_avx2(m, n, a, ld, s, u, v, ldv, scratch) };
     }
-    svd_impl::<T, false>(m, n, a, s, u, v, scratch)
+    svd_impl::<T, false>(m, n, a, ld, s, u, v, ldv, scratch)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -43,12 +46,14 @@ unsafe fn svd_avx2<T: Real>(
     m: usize,
     n: usize,
     a: &mut [T],
+    ld: usize,
     s: &mut [T],
     u: Option<&mut [T]>,
     v: Option<&mut [T]>,
+    ldv: usize,
     scratch: &mut [T],
 ) -> KernelStatus {
-    svd_impl::<T, true>(m, n, a, s, u, v, scratch)
+    svd_impl::<T, true>(m, n, a, ld, s, u, v, ldv, scratch)
 }
 
 #[inline(always)]
@@ -56,9 +61,11 @@ fn svd_impl<T: Real, const F: bool>(
     m: usize,
     n: usize,
     a: &mut [T],
+    ld: usize,
     s: &mut [T],
     mut u: Option<&mut [T]>,
     mut v: Option<&mut [T]>,
+    ldv: usize,
     scratch: &mut [T],
 ) -> KernelStatus {
     if m < n {
@@ -73,35 +80,44 @@ fn svd_impl<T: Real, const F: bool>(
             converged: true,
         };
     }
-    let a = &mut a[..m * n];
+    assert!(ld >= m && ld % CHUNK == 0 && ldv >= n && ldv % CHUNK == 0);
+    let a = &mut a[..ld * n];
     let d = &mut s[..n];
     let (e, rest) = scratch[..svd_scratch_len(m, n)].split_at_mut(n);
     let (tauq, rest) = rest.split_at_mut(n);
     let (taup, rest) = rest.split_at_mut(n);
-    let (ub, wv) = rest.split_at_mut(n);
+    let (ub, rest) = rest.split_at_mut(n);
+    let (vb, wv) = rest.split_at_mut(ld);
+    let wv = &mut wv[..ld];
 
-    // --- gebd2: A = Q B P^T, B upper bidiagonal (d, e).
+    // --- gebd2: A = Q B P^T, B upper bidiagonal (d, e). Reflectors are kept as padded
+    // columns: the left ones in u (column i, its 1 at row i), the right ones in v (column
+    // i+1, its 1 at row i+1), as form_q_in_place takes them.
     for i in 0..n {
         {
-            let (left, right) = a.split_at_mut((i + 1) * m);
-            let col = &mut left[i * m + i..i * m + m];
+            let lo = i / CHUNK * CHUNK;
+            let col = &mut a[i * ld + i..i * ld + m];
             let (alpha, x) = col.split_first_mut().unwrap();
             let (beta, t) = larfg::<T, F>(*alpha, x);
             *alpha = beta;
             d[i] = beta;
             tauq[i] = t;
+            vb[lo..i].fill(T::ZERO);
+            vb[i] = T::ONE;
+            vb[i + 1..m].copy_from_slice(x);
+            vb[m..].fill(T::ZERO);
+            if let Some(u) = u.as_deref_mut() {
+                u[i * ld + lo..(i + 1) * ld].copy_from_slice(&vb[lo..]);
+            }
             if t != T::ZERO {
-                let v_rest: &[T] = x;
-                for c in right.chunks_exact_mut(m) {
-                    larf_col::<T, F>(t, v_rest, &mut c[i..]);
-                }
+                apply_reflector::<T, F>(t, vb, a, ld, lo, i + 1, n);
             }
         }
         if i + 1 < n {
             let sz = n - 1 - i;
             let ub = &mut ub[..sz];
             for c in 0..sz {
-                ub[c] = a[(i + 1 + c) * m + i];
+                ub[c] = a[(i + 1 + c) * ld + i];
             }
             let (alpha, x) = ub.split_first_mut().unwrap();
             let (beta, t) = larfg::<T, F>(*alpha, x);
@@ -109,43 +125,37 @@ fn svd_impl<T: Real, const F: bool>(
             taup[i] = t;
             *alpha = T::ONE;
             if let Some(v) = v.as_deref_mut() {
-                // reflector i of P, block coordinates (rows/cols 1..n): column i, rows i+1..
-                v[(i + 1) * n + i + 2..(i + 1) * n + n].copy_from_slice(&ub[1..]);
+                let r0 = i + 1;
+                let lo = r0 / CHUNK * CHUNK;
+                let col = &mut v[r0 * ldv + lo..(r0 + 1) * ldv];
+                col.fill(T::ZERO);
+                col[r0 - lo..r0 - lo + sz].copy_from_slice(ub);
             }
             if t != T::ZERO {
-                // A[i+1.., i+1..] -= tau (A u) u^T
-                let rows = m - i - 1;
-                let w = &mut wv[..rows];
+                // A[i+1.., i+1..] -= tau (A u) u^T, over whole chunks from row i+1's; the
+                // rows above i+1 of w are cleared so that those rows stay as they are.
+                let r0 = i + 1;
+                let lo = r0 / CHUNK * CHUNK;
+                let w = &mut wv[lo..];
                 w.fill(T::ZERO);
                 for c in 0..sz {
-                    let col = &a[(i + 1 + c) * m + i + 1..(i + 1 + c) * m + m];
-                    axpy::<T, F>(ub[c], col, w);
+                    let col = &a[(r0 + c) * ld + lo..(r0 + c + 1) * ld];
+                    chunks::axpy::<T, F>(ub[c], col, w);
                 }
+                w[..r0 - lo].fill(T::ZERO);
                 for c in 0..sz {
-                    let col = &mut a[(i + 1 + c) * m + i + 1..(i + 1 + c) * m + m];
-                    axpy::<T, F>(-(t * ub[c]), w, col);
+                    let col = &mut a[(r0 + c) * ld + lo..(r0 + c + 1) * ld];
+                    chunks::axpy::<T, F>(-(t * ub[c]), w, col);
                 }
             }
         }
     }
-    // --- form U = Q (m x n) and V = P (n x n).
+    // --- form U = Q (m x n) and V = P (n x n) in place.
     if let Some(u) = u.as_deref_mut() {
-        let u = &mut u[..m * n];
-        for j in 0..n {
-            u[j * m + j + 1..j * m + m].copy_from_slice(&a[j * m + j + 1..j * m + m]);
-        }
-        org2r_in_place::<T, F>(m, n, n, u, m, tauq);
+        form_q_in_place::<T, F>(m, n, 0, &mut u[..ld * n], ld, tauq, n);
     }
     if let Some(v) = v.as_deref_mut() {
-        let v = &mut v[..n * n];
-        v[..n].fill(T::ZERO);
-        v[0] = T::ONE;
-        for j in 1..n {
-            v[j * n] = T::ZERO;
-        }
-        if n > 1 {
-            org2r_in_place::<T, F>(n - 1, n - 1, n - 1, &mut v[n + 1..], n, taup);
-        }
+        form_q_in_place::<T, F>(n, n - 1, 1, &mut v[..ldv * n], ldv, taup, n);
     }
     // --- Golub-Reinsch on the bidiagonal. rv1[i] couples d[i-1] and d[i]; rv1[0] = 0.
     let rv1 = e;
@@ -195,8 +205,8 @@ fn svd_impl<T: Real, const F: bool>(
                     c = g / h;
                     s = -f / h;
                     if let Some(u) = u.as_deref_mut() {
-                        let (x, y) = two_cols(u, m, m, nm, i);
-                        rot::<T, F>(x, y, c, s);
+                        let (x, y) = two_cols(u, ld, ld, nm, i);
+                        chunks::rot::<T, F>(x, y, c, s);
                     }
                 }
             }
@@ -205,7 +215,7 @@ fn svd_impl<T: Real, const F: bool>(
                 if z < T::ZERO {
                     d[k] = -z;
                     if let Some(v) = v.as_deref_mut() {
-                        for x in v[k * n..k * n + n].iter_mut() {
+                        for x in v[k * ldv..k * ldv + n].iter_mut() {
                             *x = -*x;
                         }
                     }
@@ -245,8 +255,8 @@ fn svd_impl<T: Real, const F: bool>(
                 h = y * s;
                 y *= c;
                 if let Some(v) = v.as_deref_mut() {
-                    let (p, q) = two_cols(v, n, n, j, i);
-                    rot::<T, F>(p, q, c, s);
+                    let (p, q) = two_cols(v, ldv, ldv, j, i);
+                    chunks::rot::<T, F>(p, q, c, s);
                 }
                 zz = fast_hypot(f, h);
                 d[j] = zz;
@@ -257,8 +267,8 @@ fn svd_impl<T: Real, const F: bool>(
                 f = c * g + s * y;
                 x = c * y - s * g;
                 if let Some(u) = u.as_deref_mut() {
-                    let (p, q) = two_cols(u, m, m, j, i);
-                    rot::<T, F>(p, q, c, s);
+                    let (p, q) = two_cols(u, ld, ld, j, i);
+                    chunks::rot::<T, F>(p, q, c, s);
                 }
             }
             rv1[l] = T::ZERO;
@@ -268,10 +278,10 @@ fn svd_impl<T: Real, const F: bool>(
     }
     if iters > 0 {
         if let Some(u) = u {
-            normalize_cols::<T, F>(&mut u[..m * n], m);
+            normalize_cols::<T, F>(&mut u[..ld * n], ld);
         }
         if let Some(v) = v {
-            normalize_cols::<T, F>(&mut v[..n * n], n);
+            normalize_cols::<T, F>(&mut v[..ldv * n], ldv);
         }
     }
     KernelStatus {
@@ -296,7 +306,7 @@ mod tests {
             vec![]
         };
         ref_s.sort_by(|a, b| b.partial_cmp(a).unwrap());
-        let mut scratch = vec![T::ZERO; svd_scratch_len(m, n)];
+        let mut scratch = vec![T::from_f64(-3.0); svd_scratch_len(m, n)];
         let sort_desc = |s: &[T]| {
             let mut s: Vec<f64> = s.iter().map(|x| x.to_f64()).collect();
             s.sort_by(|a, b| b.partial_cmp(a).unwrap());
@@ -309,11 +319,19 @@ mod tests {
                 .fold(0.0, f64::max)
                 / an
         };
+        let (ld, ldv) = (padded_ld(m), padded_ld(n));
+        let pad = |x: &[T]| -> Vec<T> {
+            let mut out = vec![T::ZERO; ld * n];
+            for j in 0..n {
+                out[j * ld..j * ld + m].copy_from_slice(&x[j * m..j * m + m]);
+            }
+            out
+        };
         // values only
         {
-            let mut a = a_t.clone();
+            let mut a = pad(&a_t);
             let mut s = vec![T::ZERO; n];
-            let st = svd(m, n, &mut a, &mut s, None, None, &mut scratch);
+            let st = svd(m, n, &mut a, ld, &mut s, None, None, ldv, &mut scratch);
             assert!(st.converged, "{name} {m}x{n}: no convergence (values)");
             assert!(s.iter().all(|x| *x >= T::ZERO));
             let e = serr(&sort_desc(&s));
@@ -321,28 +339,50 @@ mod tests {
         }
         // U only and V only must give the same values
         {
-            let mut a = a_t.clone();
+            let mut a = pad(&a_t);
             let mut s = vec![T::ZERO; n];
-            let mut v = vec![T::ZERO; n * n];
-            let st = svd(m, n, &mut a, &mut s, None, Some(&mut v), &mut scratch);
+            let mut v = vec![T::ZERO; ldv * n];
+            let st = svd(
+                m,
+                n,
+                &mut a,
+                ld,
+                &mut s,
+                None,
+                Some(&mut v),
+                ldv,
+                &mut scratch,
+            );
             assert!(st.converged);
             let e = serr(&sort_desc(&s));
             assert!(e <= tol, "{name} {m}x{n}: svd(V only) err {e:e}");
         }
-        let mut a = a_t.clone();
+        let mut a = pad(&a_t);
         let mut s = vec![T::ZERO; n];
-        let mut u = vec![T::from_f64(5.0); m * n];
-        let mut v = vec![T::from_f64(5.0); n * n];
+        let mut u = vec![T::from_f64(5.0); ld * n];
+        let mut v = vec![T::from_f64(5.0); ldv * n];
         let st = svd(
             m,
             n,
             &mut a,
+            ld,
             &mut s,
             Some(&mut u),
             Some(&mut v),
+            ldv,
             &mut scratch,
         );
         assert!(st.converged, "{name} {m}x{n}: no convergence");
+        for j in 0..n {
+            assert!(u[j * ld + m..(j + 1) * ld]
+                .iter()
+                .all(|x| x.to_f64() == 0.0));
+            assert!(v[j * ldv + n..(j + 1) * ldv]
+                .iter()
+                .all(|x| x.to_f64() == 0.0));
+        }
+        let u: Vec<T> = (0..m * n).map(|x| u[x % m + (x / m) * ld]).collect();
+        let v: Vec<T> = (0..n * n).map(|x| v[x % n + (x / n) * ldv]).collect();
         let u64: Vec<f64> = u.iter().map(|x| x.to_f64()).collect();
         let v64: Vec<f64> = v.iter().map(|x| x.to_f64()).collect();
         let s64: Vec<f64> = s.iter().map(|x| x.to_f64()).collect();
@@ -387,6 +427,9 @@ mod tests {
             (4, 0),
             (48, 47),
             (96, 96),
+            (9, 9),
+            (40, 40),
+            (70, 13),
         ]);
         for (m, n) in shapes {
             for (name, mut a) in general_cases(&mut r, m, n) {
@@ -403,11 +446,36 @@ mod tests {
         for (m, n) in [(5usize, 5usize), (17, 17), (40, 32)] {
             let a = randn(&mut r, m, n);
             let mut sc = vec![0.0; svd_scratch_len(m, n)];
-            let (mut a1, mut a2) = (a.clone(), a.clone());
+            let (ld, ldv) = (padded_ld(m), padded_ld(n));
+            let mut ap = vec![0.0; ld * n];
+            for j in 0..n {
+                ap[j * ld..j * ld + m].copy_from_slice(&a[j * m..j * m + m]);
+            }
+            let (mut a1, mut a2) = (ap.clone(), ap.clone());
             let (mut s1, mut s2) = (vec![0.0; n], vec![0.0; n]);
-            let (mut u1, mut u2) = (vec![0.0; m * n], vec![0.0; m * n]);
-            let st1 = svd(m, n, &mut a1, &mut s1, Some(&mut u1), None, &mut sc);
-            let st2 = svd_impl::<f64, false>(m, n, &mut a2, &mut s2, Some(&mut u2), None, &mut sc);
+            let (mut u1, mut u2) = (vec![0.0; ld * n], vec![0.0; ld * n]);
+            let st1 = svd(
+                m,
+                n,
+                &mut a1,
+                ld,
+                &mut s1,
+                Some(&mut u1),
+                None,
+                ldv,
+                &mut sc,
+            );
+            let st2 = svd_impl::<f64, false>(
+                m,
+                n,
+                &mut a2,
+                ld,
+                &mut s2,
+                Some(&mut u2),
+                None,
+                ldv,
+                &mut sc,
+            );
             assert!(st1.converged && st2.converged);
             let d = s1
                 .iter()

@@ -5,7 +5,7 @@
 //! [0.5, 1) and checked finite. The kernels:
 //!
 //! - [`qr_factor`] / [`qr_form_q`]: unblocked Householder QR (LAPACK geqr2 / org2r).
-//! - [`eigh`]: Householder tridiagonalisation (sytd2, lower triangle) + implicit QL with
+//! - [`eigh`]: Householder tridiagonalisation (sytd2, full symmetric, padded columns) + implicit QL with
 //!   Wilkinson shifts (EISPACK tql2), rotations applied to contiguous eigenvector columns.
 //! - [`svd`]: Householder bidiagonalisation (gebd2) + Golub-Reinsch implicit-shift QR on the
 //!   bidiagonal, rotations applied to contiguous columns of U and V.
@@ -14,12 +14,13 @@
 //! to a copy compiled with AVX2+FMA (x86_64) or, failing that, to a portable copy; the
 //! generic bodies take a `const F: bool` saying whether fused multiply-add is cheap.
 
+pub(crate) mod chunks;
 pub mod golub_kahan_svd;
 pub mod householder_qr;
 pub mod tridiag_ql_eigh;
 
 pub use golub_kahan_svd::{svd, svd_scratch_len};
-pub use householder_qr::{qr_factor, qr_form_q};
+pub use householder_qr::{padded_ld, qr_factor, qr_factor_padded, qr_form_q, qr_form_q_padded};
 pub use tridiag_ql_eigh::{eigh, eigh_scratch_len};
 
 use crate::Real;
@@ -72,6 +73,9 @@ pub(crate) fn sign<T: Real>(a: T, b: T) -> T {
 
 const LANES: usize = 8;
 
+/// Chunk length of the padded kernels: columns are a whole number of chunks long.
+pub(crate) const CHUNK: usize = 8;
+
 /// Dot product over the common length, with independent accumulators so that LLVM vectorises.
 #[inline(always)]
 pub(crate) fn dot<T: Real, const F: bool>(x: &[T], y: &[T]) -> T {
@@ -116,19 +120,6 @@ pub(crate) fn axpy<T: Real, const F: bool>(alpha: T, x: &[T], y: &mut [T]) {
 pub(crate) fn scal<T: Real>(alpha: T, x: &mut [T]) {
     for xi in x.iter_mut() {
         *xi *= alpha;
-    }
-}
-
-/// Plane rotation of two columns: `(x, y) <- (c x + s y, c y - s x)`.
-#[inline(always)]
-pub(crate) fn rot<T: Real, const F: bool>(x: &mut [T], y: &mut [T], c: T, s: T) {
-    let n = x.len().min(y.len());
-    let (x, y) = (&mut x[..n], &mut y[..n]);
-    for (xi, yi) in x.iter_mut().zip(y.iter_mut()) {
-        let a = *xi;
-        let b = *yi;
-        *xi = fma::<T, F>(c, a, s * b);
-        *yi = fma::<T, F>(c, b, -(s * a));
     }
 }
 

@@ -1,27 +1,30 @@
-//! Symmetric eigendecomposition for small matrices: Householder tridiagonalisation of the
-//! lower triangle (LAPACK sytd2, column-oriented symv/syr2 over contiguous columns), Q formed
-//! in place as org2r, then the implicit QL iteration with Wilkinson shifts (EISPACK tql2),
-//! whose plane rotations update contiguous columns of the eigenvector matrix.
+//! Symmetric eigendecomposition for small matrices: Householder tridiagonalisation (LAPACK
+//! sytd2 on the full symmetric matrix, so that every update is over whole 8-element chunks
+//! of contiguous columns), Q formed in place as org2r, then the implicit QL iteration with
+//! Wilkinson shifts (EISPACK tql2), whose plane rotations update contiguous columns of the
+//! eigenvector matrix. Columns are [`padded_ld`]`(n)` long, the rows past n zero.
 
-use super::{
-    axpy, dot, fast_hypot, fma, larfg, normalize_cols, org2r_in_place, rot, sign, two_cols,
-    KernelStatus,
-};
+use super::householder_qr::form_q_in_place;
+use super::{chunks, fast_hypot, larfg, normalize_cols, sign, two_cols, KernelStatus, CHUNK};
 use crate::Real;
+
+pub use super::householder_qr::padded_ld;
 
 /// Scratch length (in elements) that [`eigh`] needs for an n x n matrix.
 pub fn eigh_scratch_len(n: usize) -> usize {
-    4 * n
+    2 * n + 2 * padded_ld(n)
 }
 
-/// Symmetric eigendecomposition of the n x n matrix `a` (column-major; only the lower triangle
-/// is read). `w[0..n]` gets the eigenvalues (unsorted); if `v` is Some, `v` (n x n
-/// column-major) gets orthonormal eigenvectors as columns, `v[:, i]` for `w[i]`. `a` is
+/// Symmetric eigendecomposition of the n x n matrix `a`: column-major, leading dimension
+/// `ld = padded_ld(n)`, both triangles filled (symmetric), rows n..ld zero. `w[0..n]` gets
+/// the eigenvalues (unsorted); if `v` is Some, `v` (n columns, leading dimension `ld`, rows
+/// n..ld left zero) gets orthonormal eigenvectors as columns, `v[:, i]` for `w[i]`. `a` is
 /// destroyed. `scratch` must hold [`eigh_scratch_len`]`(n)` elements. Returns the QL
 /// iterations taken and whether every eigenvalue converged.
 pub fn eigh<T: Real>(
     n: usize,
     a: &mut [T],
+    ld: usize,
     w: &mut [T],
     v: Option<&mut [T]>,
     scratch: &mut [T],
@@ -29,9 +32,9 @@ pub fn eigh<T: Real>(
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2_fma() {
         // SAFETY: AVX2 and FMA were detected.
-        return unsafe { eigh_avx2(n, a, w, v, scratch) };
+        return unsafe { eigh_avx2(n, a, ld, w, v, scratch) };
     }
-    eigh_impl::<T, false>(n, a, w, v, scratch)
+    eigh_impl::<T, false>(n, a, ld, w, v, scratch)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -39,17 +42,19 @@ pub fn eigh<T: Real>(
 unsafe fn eigh_avx2<T: Real>(
     n: usize,
     a: &mut [T],
+    ld: usize,
     w: &mut [T],
     v: Option<&mut [T]>,
     scratch: &mut [T],
 ) -> KernelStatus {
-    eigh_impl::<T, true>(n, a, w, v, scratch)
+    eigh_impl::<T, true>(n, a, ld, w, v, scratch)
 }
 
 #[inline(always)]
 fn eigh_impl<T: Real, const F: bool>(
     n: usize,
     a: &mut [T],
+    ld: usize,
     w: &mut [T],
     v: Option<&mut [T]>,
     scratch: &mut [T],
@@ -60,109 +65,95 @@ fn eigh_impl<T: Real, const F: bool>(
             converged: true,
         };
     }
-    let a = &mut a[..n * n];
+    assert!(ld >= n && ld % CHUNK == 0);
+    let a = &mut a[..ld * n];
     let d = &mut w[..n];
-    let (e, rest) = scratch[..4 * n].split_at_mut(n);
+    let (e, rest) = scratch[..eigh_scratch_len(n)].split_at_mut(n);
     let (tau, rest) = rest.split_at_mut(n);
-    let (vb, p) = rest.split_at_mut(n);
-    tridiagonalize::<T, F>(n, a, d, e, tau, vb, p);
+    let (vb, p) = rest.split_at_mut(ld);
     match v {
         Some(z) => {
-            let z = &mut z[..n * n];
-            form_q::<T, F>(n, a, tau, z);
-            let st = tql2::<T, F, true>(n, d, e, z);
+            let z = &mut z[..ld * n];
+            tridiagonalize::<T, F>(n, a, ld, d, e, tau, vb, p, Some(&mut *z));
+            form_q_in_place::<T, F>(n, n - 1, 1, z, ld, tau, n);
+            let st = tql2::<T, F, true>(n, d, e, z, ld);
             if st.iterations > 0 {
-                normalize_cols::<T, F>(z, n);
+                normalize_cols::<T, F>(z, ld);
             }
             st
         }
-        None => tql2::<T, F, false>(n, d, e, &mut []),
+        None => {
+            tridiagonalize::<T, F>(n, a, ld, d, e, tau, vb, p, None);
+            tql2::<T, F, false>(n, d, e, &mut [], ld)
+        }
     }
 }
 
-/// sytd2 (lower): on return `d` holds the diagonal, `e[0..n-1]` the sub-diagonal of
-/// T = Q^T A Q, `e[n-1] = 0`, and the reflectors are stored in the strict lower part of `a`
-/// below the sub-diagonal (v_i = [1; a[i+2..n, i]]), `tau[0..n-1]`.
+/// sytd2 (lower), on the full symmetric `a` (leading dimension `ld`): on return `d` holds
+/// the diagonal, `e[0..n-1]` the sub-diagonal of T = Q^T A Q, `e[n-1] = 0`, `tau[0..n-1]`
+/// the reflectors' scalars; when `z` is Some, column i+1 of `z` gets reflector i (its 1 at
+/// row i+1) in the padded form [`form_q_in_place`] takes.
 #[inline(always)]
 fn tridiagonalize<T: Real, const F: bool>(
     n: usize,
     a: &mut [T],
+    ld: usize,
     d: &mut [T],
     e: &mut [T],
     tau: &mut [T],
     vb: &mut [T],
     p: &mut [T],
+    mut z: Option<&mut [T]>,
 ) {
+    let v = &mut vb[..ld];
+    let p = &mut p[..ld];
     for i in 0..n.saturating_sub(1) {
-        let s = n - 1 - i; // size of the trailing block A22 = a[i+1.., i+1..]
-        let (left, a22) = a.split_at_mut((i + 1) * n);
-        let col = &mut left[i * n + i + 1..i * n + n];
-        let (alpha, x) = col.split_first_mut().unwrap();
-        let (beta, t) = larfg::<T, F>(*alpha, x);
-        *alpha = beta;
+        let r0 = i + 1; // first row (and column) of the trailing block A22
+        let lo = r0 / CHUNK * CHUNK;
+        let (beta, t) = {
+            let col = &mut a[i * ld + r0..i * ld + n];
+            let (alpha, x) = col.split_first_mut().unwrap();
+            let (beta, t) = larfg::<T, F>(*alpha, x);
+            *alpha = beta;
+            v[lo..r0].fill(T::ZERO);
+            v[r0] = T::ONE;
+            v[r0 + 1..n].copy_from_slice(x);
+            v[n..].fill(T::ZERO);
+            (beta, t)
+        };
         e[i] = beta;
         tau[i] = t;
+        if let Some(z) = z.as_deref_mut() {
+            z[r0 * ld + lo..(r0 + 1) * ld].copy_from_slice(&v[lo..]);
+        }
         if t != T::ZERO {
-            let v = &mut vb[..s];
-            v[0] = T::ONE;
-            v[1..].copy_from_slice(x);
-            let p = &mut p[..s];
-            p.fill(T::ZERO);
-            // p = A22 v, from the lower triangle, one pass per column.
-            for c in 0..s {
-                let colc = &a22[c * n + i + 1 + c..c * n + n];
-                let (diag, below) = colc.split_first().unwrap();
-                let vc = v[c];
-                let dt = dot::<T, F>(below, &v[c + 1..]);
-                p[c] = fma::<T, F>(*diag, vc, p[c] + dt);
-                axpy::<T, F>(vc, below, &mut p[c + 1..]);
+            let vv = &v[lo..];
+            let pp = &mut p[lo..];
+            // p = tau A22 v: A is symmetric, so A22 v is a sum of A22's columns; rows above
+            // r0 pick up the (unused) upper part and are cleared.
+            pp.fill(T::ZERO);
+            for c in r0..n {
+                chunks::axpy::<T, F>(v[c] * t, &a[c * ld + lo..(c + 1) * ld], pp);
             }
-            // p = tau A22 v;  w = p - (tau/2)(p.v) v
-            for pi in p.iter_mut() {
-                *pi *= t;
-            }
-            let alpha2 = -(T::HALF * t) * dot::<T, F>(p, v);
-            axpy::<T, F>(alpha2, v, p);
-            // A22 -= v w^T + w v^T (lower triangle).
-            for c in 0..s {
-                let colc = &mut a22[c * n + i + 1 + c..c * n + n];
-                let (vc, pc) = (-v[c], -p[c]);
-                let vv = &v[c..];
-                let pp = &p[c..];
-                for ((x, &vi), &pi) in colc.iter_mut().zip(vv).zip(pp) {
-                    *x = fma::<T, F>(vi, pc, fma::<T, F>(pi, vc, *x));
-                }
+            pp[..r0 - lo].fill(T::ZERO);
+            // w = p - (tau/2)(p.v) v
+            let alpha2 = -(T::HALF * t) * chunks::dot::<T, F>(pp, vv);
+            chunks::axpy::<T, F>(alpha2, vv, pp);
+            // A22 -= v w^T + w v^T (whole columns; rows above r0 see v = w = 0).
+            for c in r0..n {
+                let (vc, pc) = (-v[c], -pp[c - lo]);
+                chunks::axpy2::<T, F>(pc, vv, vc, pp, &mut a[c * ld + lo..(c + 1) * ld]);
             }
         }
-        d[i] = left[i * n + i];
+        d[i] = a[i * ld + i];
     }
-    d[n - 1] = a[(n - 1) * n + n - 1];
+    d[n - 1] = a[(n - 1) * ld + n - 1];
     e[n - 1] = T::ZERO;
-}
-
-/// Q = H_0 ... H_{n-2} into z, from the reflectors left in `a` by [`tridiagonalize`].
-#[inline(always)]
-fn form_q<T: Real, const F: bool>(n: usize, a: &[T], tau: &[T], z: &mut [T]) {
-    z[..n].fill(T::ZERO);
-    z[0] = T::ONE;
-    for j in 1..n {
-        z[j * n] = T::ZERO;
-    }
-    if n == 1 {
-        return;
-    }
-    let k = n - 1;
-    for j in 0..k {
-        // reflector j, in block coordinates (rows/cols 1..n), lives at block row j+1.., col j
-        let src = &a[j * n + j + 2..j * n + n];
-        z[(j + 1) * n + j + 2..(j + 1) * n + n].copy_from_slice(src);
-    }
-    org2r_in_place::<T, F>(n - 1, n - 1, k, &mut z[n + 1..], n, tau);
 }
 
 /// Implicit QL with Wilkinson shifts (EISPACK tql2) on the symmetric tridiagonal (d, e) with
 /// `e[i]` coupling `d[i]` and `d[i+1]`; when `VEC`, the rotations are applied to the columns of
-/// `z` (n x n). On return d holds the eigenvalues (unsorted).
+/// `z` (n columns, leading dimension `ld`, a whole number of chunks). On return d holds the eigenvalues (unsorted).
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN-safe on purpose
 #[inline(always)]
 fn tql2<T: Real, const F: bool, const VEC: bool>(
@@ -170,6 +161,7 @@ fn tql2<T: Real, const F: bool, const VEC: bool>(
     d: &mut [T],
     e: &mut [T],
     z: &mut [T],
+    ld: usize,
 ) -> KernelStatus {
     let eps = T::EPSILON;
     let max_iter = 30 * n as u32 + 30;
@@ -227,8 +219,8 @@ fn tql2<T: Real, const F: bool, const VEC: bool>(
                     d[i + 1] = h + s * (c * g + s * d[i]);
                     if VEC {
                         // z[:, i+1] = s z[:, i] + c z[:, i+1];  z[:, i] = c z[:, i] - s z[:, i+1]
-                        let (zi, zi1) = two_cols(z, n, n, i, i + 1);
-                        rot::<T, F>(zi, zi1, c, -s);
+                        let (zi, zi1) = two_cols(z, ld, ld, i, i + 1);
+                        chunks::rot::<T, F>(zi, zi1, c, -s);
                     }
                 }
                 p = -s * s2 * c3 * el1 * e[l] / dl1;
@@ -266,12 +258,20 @@ mod tests {
             vec![]
         };
         ref_w.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        let mut scratch = vec![T::ZERO; eigh_scratch_len(n)];
+        let mut scratch = vec![T::from_f64(-7.0); eigh_scratch_len(n)];
+        let ld = padded_ld(n);
+        let pad = |x: &[T]| -> Vec<T> {
+            let mut out = vec![T::ZERO; ld * n];
+            for j in 0..n {
+                out[j * ld..j * ld + n].copy_from_slice(&x[j * n..j * n + n]);
+            }
+            out
+        };
         // eigenvalues only
         {
-            let mut a = a_t.clone();
+            let mut a = pad(&a_t);
             let mut w = vec![T::ZERO; n];
-            let st = eigh(n, &mut a, &mut w, None, &mut scratch);
+            let st = eigh(n, &mut a, ld, &mut w, None, &mut scratch);
             assert!(st.converged, "{name} {n}: no convergence (values)");
             let mut w: Vec<f64> = w.iter().map(|x| x.to_f64()).collect();
             w.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -283,12 +283,19 @@ mod tests {
                 / an;
             assert!(ew <= tol, "{name} {n}: eigvalsh err {ew:e}");
         }
-        let mut a = a_t.clone();
+        let mut a = pad(&a_t);
         let mut w = vec![T::ZERO; n];
-        let mut v = vec![T::from_f64(5.0); n * n];
-        let st = eigh(n, &mut a, &mut w, Some(&mut v), &mut scratch);
+        let mut v = vec![T::from_f64(5.0); ld * n];
+        let st = eigh(n, &mut a, ld, &mut w, Some(&mut v), &mut scratch);
         assert!(st.converged, "{name} {n}: no convergence");
-        let v64: Vec<f64> = v.iter().map(|x| x.to_f64()).collect();
+        for j in 0..n {
+            for i in n..ld {
+                assert_eq!(v[i + j * ld].to_f64(), 0.0, "{name} {n}: padding of v");
+            }
+        }
+        let v64: Vec<f64> = (0..n * n)
+            .map(|x| v[x % n + (x / n) * ld].to_f64())
+            .collect();
         let w64: Vec<f64> = w.iter().map(|x| x.to_f64()).collect();
         let av = matmul(n, n, n, &a_in, &v64);
         let mut res = av.clone();
@@ -324,7 +331,7 @@ mod tests {
 
     fn run<T: Real>(tol: f64) {
         let mut r = rng(2);
-        for &n in SIZES.iter().chain(&[4, 5, 6, 96]) {
+        for &n in SIZES.iter().chain(&[4, 5, 6, 9, 40, 96]) {
             for (name, mut a) in symmetric_cases(&mut r, n) {
                 driver_scale(&mut a);
                 check::<T>(n, &a, name, tol);
@@ -339,11 +346,16 @@ mod tests {
         for n in [5usize, 17, 32] {
             let (_, a) = symmetric_cases(&mut r, n).swap_remove(0);
             let mut sc = vec![0.0; eigh_scratch_len(n)];
-            let (mut a1, mut a2) = (a.clone(), a.clone());
+            let ld = padded_ld(n);
+            let mut ap = vec![0.0; ld * n];
+            for j in 0..n {
+                ap[j * ld..j * ld + n].copy_from_slice(&a[j * n..j * n + n]);
+            }
+            let (mut a1, mut a2) = (ap.clone(), ap.clone());
             let (mut w1, mut w2) = (vec![0.0; n], vec![0.0; n]);
-            let (mut v1, mut v2) = (vec![0.0; n * n], vec![0.0; n * n]);
-            let s1 = eigh(n, &mut a1, &mut w1, Some(&mut v1), &mut sc);
-            let s2 = eigh_impl::<f64, false>(n, &mut a2, &mut w2, Some(&mut v2), &mut sc);
+            let (mut v1, mut v2) = (vec![0.0; ld * n], vec![0.0; ld * n]);
+            let s1 = eigh(n, &mut a1, ld, &mut w1, Some(&mut v1), &mut sc);
+            let s2 = eigh_impl::<f64, false>(n, &mut a2, ld, &mut w2, Some(&mut v2), &mut sc);
             assert!(s1.converged && s2.converged);
             let d = w1
                 .iter()
