@@ -5,8 +5,6 @@
 //   qr_warp_<t>_m<M>_w<W>   W in {8,16,32}: a group of W lanes a matrix, 128/W matrices
 //                           a block; column j of the matrix in lane j's registers
 //                           (M rows, zero padded). n <= W, m <= M.
-//   (the template also takes W = 64/128 threads a matrix, a block each: the retired
-//   `block` kernel, which the wy kernel beat at every shape it took.)
 //   qr_smem_<t>             one matrix a block, the matrix in shared memory (row-major
 //                           work copy, ld = wld), any thread count (multiple of 32).
 //   qr_global_<t>           as qr_smem with the work copy in global scratch (any size).
@@ -24,29 +22,15 @@
 // ---------------------------------------------------------------------------------
 // Register kernels: a column a thread.
 
-template <typename T, int NT, int BLOCK>
-__device__ __forceinline__ T bl_grp_max(T v, T* red) {
-    if (NT <= 32) {
+// Reductions and syncs over a group of NT <= 32 lanes (a matrix's columns).
+template <typename T, int NT>
+__device__ __forceinline__ T bl_grp_max(T v) {
 #pragma unroll
-        for (int off = 1; off < NT; off <<= 1) {
-            T o = bl_shfl_xor(v, off);
-            v = o > v ? o : v;
-        }
-        return v;
-    } else {
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            T o = bl_shfl_xor(v, off);
-            v = o > v ? o : v;
-        }
-        if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-        __syncthreads();
-        T r = red[0];
-#pragma unroll
-        for (int w = 1; w < BLOCK / 32; ++w) r = red[w] > r ? red[w] : r;
-        __syncthreads();
-        return r;
+    for (int off = 1; off < NT; off <<= 1) {
+        T o = bl_shfl_xor(v, off);
+        v = o > v ? o : v;
     }
+    return v;
 }
 
 template <int NT>
@@ -56,30 +40,20 @@ __device__ __forceinline__ unsigned bl_grp_or(unsigned f) {
         const int lane = threadIdx.x & 31;
         unsigned mask = ((1u << (NT < 32 ? NT : 0)) - 1u) << ((lane / NT) * NT);
         return (bal & mask) != 0;
-    } else if (NT == 32) {
-        return __any_sync(0xffffffffu, f != 0);
-    } else {
-        return __syncthreads_or(f != 0);
     }
-}
-
-template <int NT>
-__device__ __forceinline__ void bl_grp_sync() {
-    if (NT <= 32) __syncwarp();
-    else __syncthreads();
+    return __any_sync(0xffffffffu, f != 0);
 }
 
 template <typename T, int M, int NT>
 __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
-    constexpr int BLOCK = NT <= 32 ? 128 : NT;
-    constexpr int GPB = BLOCK / NT;
+    static_assert(NT <= 32, "a matrix is a group of at most one warp's lanes");
+    constexpr int GPB = 128 / NT;  // matrices a 128-thread block
     constexpr int CH = 8;  // rows a chunk: chunks wholly above the active row are skipped
     constexpr int NCH = M / CH;  // M is a multiple of 8
     constexpr int VN = BlVec<T>::N;
     __shared__ __align__(16) T s_v[GPB][2][M];
     __shared__ T s_tau[GPB][NT];
     __shared__ T s_sgn[GPB][NT];
-    __shared__ T s_red[BLOCK / 32];
 
     const int tid = threadIdx.x;
     const int j = tid % NT;
@@ -107,7 +81,7 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
         T f = bl_absflag(a[i]);
         mx = f > mx ? f : mx;
     }
-    mx = bl_grp_max<T, NT, BLOCK>(mx, s_red);
+    mx = bl_grp_max<T, NT>(mx);
     const bool bad = !(mx <= BlT<T>::huge());
     const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
     if (e != 0) {
@@ -197,14 +171,14 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
     // Factor: one sync a step; the owner of the next column updates it first and builds
     // the next reflector into the other buffer.
     if (j == 0 && K > 0) refl(0, 0);
-    bl_grp_sync<NT>();
+    __syncwarp();
     for (int kk = 0; kk < K; ++kk) {
         const int buf = kk & 1;
         if (j > kk) {
             apply(kk, buf, s_tau[g][kk]);
             if (j == kk + 1 && kk + 1 < K) refl(kk + 1, buf ^ 1);
         }
-        bl_grp_sync<NT>();
+        __syncwarp();
     }
     rd = bl_grp_or<NT>(rd);
 
@@ -247,7 +221,7 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
         }
     };
     if (j == K - 1) putv(K - 1, (K - 1) & 1);
-    bl_grp_sync<NT>();
+    __syncwarp();
     for (int i0 = K - 1; i0 >= 0; --i0) {
         const int buf = i0 & 1;
         const T tau = s_tau[g][i0];
@@ -259,7 +233,7 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
         } else if (j == i0 - 1) {
             putv(i0 - 1, buf ^ 1);
         }
-        bl_grp_sync<NT>();
+        __syncwarp();
     }
     if (live && j < qc) {
         const T sg = (j < K) ? s_sgn[g][j] : T(1);
@@ -875,8 +849,7 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
 // Instantiations. Keep the list in step with REG_SHAPES in cuda/mod.rs.
 
 #define BL_QR_REG(KIND, TN, T, M, W)                                                        \
-    extern "C" __global__ void __launch_bounds__((W) <= 32 ? 128 : (W),                      \
-                                                 ((M) == 64 && (W) == 32 && sizeof(T) == 4) ? 4 : 1) \
+    extern "C" __global__ void __launch_bounds__(128, ((M) == 64 && (W) == 32 && sizeof(T) == 4) ? 4 : 1) \
         qr_##KIND##_##TN##_m##M##_w##W(QrArgs p) {                                          \
         bl_qr_reg<T, M, W>(p);                                                              \
     }
