@@ -30,15 +30,12 @@ static const char* kind_name[] = {"warp", "block", "smem", "global", "tall", "au
 static int g_wy_threads = 256;
 
 typedef void (*QrFn)(QrArgs);
-// Experiment: register kernels with a register cap (__launch_bounds__(128, MINB)).
-#define BL_EXP(T, TN, M, W, MINB) \
-    extern "C" __global__ void __launch_bounds__(128, MINB) qr_exp_##TN##_m##M##_w##W##_b##MINB(QrArgs p) { bl_qr_reg<T, M, W>(p); }
-BL_EXP(float, f32, 32, 32, 6)
-BL_EXP(float, f32, 32, 32, 8)
-BL_EXP(float, f32, 16, 16, 8)
-BL_EXP(float, f32, 64, 32, 4)
-BL_EXP(double, f64, 32, 32, 4)
-BL_EXP(double, f64, 16, 16, 6)
+// Experiment: the warp kernel with other register caps (__launch_bounds__(128, MINB)).
+extern "C" __global__ void __launch_bounds__(128, 6) qr_warpx_f32_b6(QrArgs p) { bl_qr_warp<float, 32, 32>(p); }
+extern "C" __global__ void __launch_bounds__(128, 8) qr_warpx_f32_b8(QrArgs p) { bl_qr_warp<float, 32, 32>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) qr_warpx_f64_b3(QrArgs p) { bl_qr_warp<double, 32, 32>(p); }
+extern "C" __global__ void __launch_bounds__(128, 4) qr_warpx_f32_m64_w64_b4(QrArgs p) { bl_qr_warp<float, 64, 64>(p); }
+extern "C" __global__ void __launch_bounds__(128, 1) qr_warp_f64_m64_w64(QrArgs p) { bl_qr_warp<double, 64, 64>(p); }
 static QrFn g_override = nullptr;
 // Experiment: the blocked kernel with 16-column panels in f32 (the library uses 8).
 extern "C" __global__ void __launch_bounds__(256) qr_wyx_f32_r2_nb16(QrArgs p) { bl_qr_wy<float, 2, 16>(p); }
@@ -48,9 +45,9 @@ struct RegEntry { int f64; int M, W; QrFn fn; };
 #define RE(TN, F, KIND, M, W) {F, M, W, qr_##KIND##_##TN##_m##M##_w##W},
 #define RE_ALL(TN, F)                                                                        \
     RE(TN, F, warp, 8, 8) RE(TN, F, warp, 16, 8) RE(TN, F, warp, 32, 8) RE(TN, F, warp, 16, 16) \
-    RE(TN, F, warp, 32, 16) RE(TN, F, warp, 64, 16) RE(TN, F, warp, 16, 32)                   \
-    RE(TN, F, warp, 32, 32) RE(TN, F, warp, 64, 32) RE(TN, F, warp, 128, 32)
-static RegEntry REG[] = {RE_ALL(f32, 0) RE_ALL(f64, 1)};
+    RE(TN, F, warp, 32, 16) RE(TN, F, warp, 16, 32) RE(TN, F, warp, 32, 32)
+static RegEntry REG[] = {RE_ALL(f32, 0) RE(f32, 0, warp, 64, 16) RE(f32, 0, warp, 64, 32) RE(f32, 0, warp, 64, 64) RE_ALL(f64, 1)
+                         RE(f64, 1, warp, 64, 64)};
 
 template <typename T> struct KT;
 template <> struct KT<float> {
@@ -79,10 +76,9 @@ struct Mat { void* p; i64 bs, is, rs, cs; };
 
 static const RegEntry* find_reg(int f64, Kind kind, int m, int ncols) {
     const RegEntry* best = nullptr;
+    if (kind != WARP) return best;  // the block kernel is retired
     for (auto& e : REG) {
         if (e.f64 != f64) continue;
-        if (kind == WARP && e.W > 32) continue;
-        if (kind == BLOCK && e.W <= 32) continue;
         if (e.W < ncols || e.M < m) continue;
         if (!best || e.W < best->W || (e.W == best->W && e.M < best->M)) best = &e;
     }
@@ -125,9 +121,11 @@ static bool qr_single(Kind kind, int batch, int inner, int m, int m_last, int n,
     if (kind == WARP || kind == BLOCK) {
         const RegEntry* e = find_reg(KT<T>::f64, kind, m, ncols);
         if (!e) return false;
-        const int block = e->W <= 32 ? 128 : e->W;
-        const int gpb = block / e->W;
-        (g_override ? g_override : e->fn)<<<(unsigned)((total + gpb - 1) / gpb), block, 0, s>>>(p);
+        const int block = 128, gpb = block / e->W;
+        const size_t smem = (size_t)gpb * (std::min(e->W, e->M) * (e->M + 2) + 6) * sizeof(T);  // qr.rs warp_smem_bytes
+        QrFn fn = g_override ? g_override : e->fn;
+        CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        fn<<<(unsigned)((total + gpb - 1) / gpb), block, smem, s>>>(p);
         CK(cudaGetLastError());
         return true;
     }
@@ -188,7 +186,7 @@ template <typename T>
 static bool qr_tall(int batch, int m, int n, Mat A, Mat Q, Mat R, unsigned* info, cudaStream_t s, Scratch& sc) {
     if (n > 64 || m <= 128) return false;  // leaves of 128 rows must at least halve the rows
     const int CH = 128;
-    Kind lk = n <= 32 ? WARP : WY;
+    Kind lk = WY;  // 128-row leaves: the warp kernel stops at 64 rows
     const bool wantq = Q.p != nullptr;
     struct Level { int rows, nch, mlast; Mat in; void* qleaf; void* qacc; };
     std::vector<Level> lv;
@@ -216,7 +214,7 @@ static bool qr_tall(int batch, int m, int n, Mat A, Mat Q, Mat R, unsigned* info
     // top: rows <= 128
     void* qtop = wantq ? sc.get((size_t)batch * rows * n * sizeof(T), s) : nullptr;
     Mat Qt{qtop, (i64)rows * n, 0, n, 1};
-    Kind tk = (n <= 32 && rows <= 128) ? WARP : WY;
+    Kind tk = find_reg(KT<T>::f64, WARP, rows, n) ? WARP : WY;
     if (!qr_single<T>(tk, batch, 1, rows, rows, n, cur, Qt, n, R, n, info, s, sc)) return false;
     if (!wantq) return true;
     Mat above = Qt;  // rows_l_out x n, per matrix
@@ -556,6 +554,68 @@ int main(int argc, char** argv) {
         timeit<float>(WY, 4, 64, 64, true, 1);
         timeit<float>(WARP, 4096, 32, 32, true, 1);
     }
+    if (has("warpcheck")) {  // the warp kernel at every boundary, both types, specials
+        checks<float>(true, false);
+        checks<double>(true, false);
+        unsigned long long sd = 5000;
+        for (int m : {33, 47, 63, 64})
+            for (int n : {33, 50, 64}) {
+                check<float>(WARP, 37, m, n, false, true, ROWMAJOR, NONE, sd++);
+                check<double>(WARP, 37, m, n, false, true, COLMAJOR, NONE, sd++);
+            }
+        check<float>(WARP, 37, 64, 64, true, true, PADDED, NONE, sd++);
+        check<float>(WARP, 37, 50, 64, true, true, ROWMAJOR, NONE, sd++);
+        check<float>(WARP, 37, 64, 64, false, false, ROWMAJOR, NONE, sd++);
+        for (Special sp : {NANONE, ZEROS, RANK1, TINY, HUGE_}) {
+            check<float>(WARP, 37, 64, 64, false, true, ROWMAJOR, sp, sd++);
+            check<double>(WARP, 37, 60, 64, false, true, COLMAJOR, sp, sd++);
+        }
+        for (Special sp : {NANONE, ZEROS, RANK1, TINY, HUGE_}) {
+            check<float>(WARP, 37, 64, 30, false, true, ROWMAJOR, sp, sd++);
+            check<float>(WARP, 37, 8, 8, true, true, COLMAJOR, sp, sd++);
+            check<double>(WARP, 37, 20, 12, true, true, COLMAJOR, sp, sd++);
+        }
+        check<float>(WARP, 37, 64, 32, false, false, ROWMAJOR, NONE, sd++);
+        check<float>(WARP, 37, 16, 16, true, false, ROWMAJOR, NONE, sd++);
+    }
+    if (has("warptime")) {
+        struct S { int b, m, n; };
+        const S shapes[] = {{4096, 32, 32}, {4096, 16, 16}, {4096, 8, 8}, {4096, 64, 32}, {16384, 32, 32}, {4096, 24, 24},
+                            {4096, 64, 64}, {1024, 64, 64}, {4, 64, 64}, {4096, 48, 48}, {4096, 64, 40}, {4096, 40, 64}};
+        for (auto s : shapes) {
+            timeit<float>(WARP, s.b, s.m, s.n, true, 15);
+            timeit<double>(WARP, s.b, s.m, s.n, true, 9);
+            timeit<float>(WARP, s.b, s.m, s.n, false, 15);
+            if (s.m > 32 || s.n > 32) {
+                for (int thr : {128, 256}) {
+                    g_wy_threads = thr;
+                    printf("[wy threads %d] ", thr);
+                    timeit<float>(WY, s.b, s.m, s.n, true, 15);
+                    printf("[wy threads %d] ", thr);
+                    timeit<double>(WY, s.b, s.m, s.n, true, 9);
+                }
+                g_wy_threads = 256;
+            }
+        }
+        g_override = qr_warpx_f32_m64_w64_b4;
+        printf("EXP f32 m64 w64 minB4: ");
+        timeit<float>(WARP, 4096, 64, 64, true, 15);
+        check<float>(WARP, 37, 64, 60, false, true, ROWMAJOR, NONE, 78);
+        g_override = nullptr;
+        struct X { const char* name; QrFn fn; int f64; };
+        X xs[] = {{"f32 m32 w32 minB6", qr_warpx_f32_b6, 0}, {"f32 m32 w32 minB8", qr_warpx_f32_b8, 0},
+                  {"f64 m32 w32 minB3", qr_warpx_f64_b3, 1}};
+        for (auto& x : xs) {
+            g_override = x.fn;
+            printf("EXP %s: ", x.name);
+            if (x.f64) timeit<double>(WARP, 4096, 32, 32, true, 15); else timeit<float>(WARP, 4096, 32, 32, true, 15);
+            if (x.f64) check<double>(WARP, 37, 32, 30, false, true, ROWMAJOR, NONE, 77);
+            else check<float>(WARP, 37, 32, 30, false, true, ROWMAJOR, NONE, 77);
+            g_override = nullptr;
+        }
+    }
+    if (has("warpprof")) timeit<float>(WARP, 4096, 32, 32, true, 1);  // for ncu
+    if (has("warp64prof")) timeit<float>(WARP, 4096, 64, 64, true, 1);
     if (has("check")) printf("CHECKS: %d failed\n", g_fail);
     if (has("wytime")) {
         struct S { int b, m, n; };
@@ -602,30 +662,6 @@ int main(int argc, char** argv) {
             }
         }
         timeit<float>(WARP, 4096, 32, 32, false, 15);
-        if (has("exp")) {
-            struct X { const char* name; QrFn fn; int f64, m, n; };
-            X xs[] = {{"f32 m32 w32 minB6", qr_exp_f32_m32_w32_b6, 0, 32, 32}, {"f32 m32 w32 minB8", qr_exp_f32_m32_w32_b8, 0, 32, 32},
-                      {"f32 m16 w16 minB8", qr_exp_f32_m16_w16_b8, 0, 16, 16}, {"f32 m64 w32 minB4", qr_exp_f32_m64_w32_b4, 0, 64, 32},
-                      {"f64 m32 w32 minB4", qr_exp_f64_m32_w32_b4, 1, 32, 32}, {"f64 m16 w16 minB6", qr_exp_f64_m16_w16_b6, 1, 16, 16}};
-            for (auto& x : xs) {
-                printf("EXP %s: ", x.name);
-                g_override = x.fn;
-                if (x.f64) timeit<double>(WARP, 4096, x.m, x.n, true, 15);
-                else timeit<float>(WARP, 4096, x.m, x.n, true, 15);
-                g_override = nullptr;
-                printf("EXP %s baseline: ", x.name);
-                if (x.f64) timeit<double>(WARP, 4096, x.m, x.n, true, 15);
-                else timeit<float>(WARP, 4096, x.m, x.n, true, 15);
-            }
-            // correctness of the capped variants
-            for (auto& x : xs) {
-                g_override = x.fn;
-                if (x.f64) check<double>(WARP, 37, x.m, x.n, false, true, ROWMAJOR, NONE, 77);
-                else check<float>(WARP, 37, x.m, x.n, false, true, ROWMAJOR, NONE, 77);
-                g_override = nullptr;
-            }
-        }
-        timeit<float>(BLOCK, 1024, 128, 128, false, 15);
     }
     return g_fail ? 1 : 0;
 }

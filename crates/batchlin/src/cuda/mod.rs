@@ -36,7 +36,7 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys as cu;
 
-use crate::{Error, Info, Real, Result};
+use crate::{DType, Error, Info, Real, Result};
 
 /// A CUDA stream handle (null: the legacy default stream).
 pub type Stream = cu::CUstream;
@@ -532,11 +532,14 @@ fn is_dense(bs: usize, rs: usize, cs: usize, batch: usize, rows: usize, cols: us
 fn all_instantiations() -> Vec<(String, String)> {
     let mut insts = Vec::new();
     for (tn, ct) in [("f32", "float"), ("f64", "double")] {
+        let dtype = if tn == "f32" { DType::F32 } else { DType::F64 };
         for &(mm, w) in qr::REG_SHAPES {
-            insts.push((
-                format!("qr_warp_{tn}_m{mm}_w{w}"),
-                format!("BL_QR_REG(warp, {tn}, {ct}, {mm}, {w})"),
-            ));
+            if mm <= qr::warp_max_rows(dtype) {
+                insts.push((
+                    format!("qr_warp_{tn}_m{mm}_w{w}"),
+                    format!("BL_QR_WARP({tn}, {ct}, {mm}, {w})"),
+                ));
+            }
         }
         insts.push((format!("qr_smem_{tn}"), format!("BL_QR_SMEM({tn}, {ct})")));
         for rpl in qr::WY_RPL {

@@ -65,7 +65,8 @@ pub(crate) struct GemmArgs {
     pub kk: i32,
 }
 
-/// (rows M, threads W) of the register kernels, as instantiated in kernels/qr.cu.
+/// (rows M, lanes W) of the warp kernel, as instantiated in kernels/qr.cu; float64 stops
+/// at `warp_max_rows` (64 rows spill there: `wy` takes those).
 pub(crate) const REG_SHAPES: &[(usize, usize)] = &[
     (8, 8),
     (16, 8),
@@ -76,8 +77,16 @@ pub(crate) const REG_SHAPES: &[(usize, usize)] = &[
     (16, 32),
     (32, 32),
     (64, 32),
-    (128, 32),
+    (64, 64),
 ];
+
+pub(crate) fn warp_max_rows(dtype: DType) -> usize {
+    if dtype == DType::F64 {
+        32
+    } else {
+        64
+    }
+}
 
 /// Rows a lane of the `wy` kernel holds (instantiated in kernels/qr.cu): m <= 32 * RPL.
 pub(crate) const WY_RPL: [usize; 2] = [2, 4];
@@ -120,23 +129,21 @@ fn tname<T: Real>() -> (&'static str, &'static str) {
     }
 }
 
-/// The smallest warp kernel for m rows and `ncols` columns; f64 stops at 64 rows (128
-/// spills) unless `spill_ok` (TSQR leaves).
+/// The smallest warp kernel for m rows and `ncols` columns.
 pub(crate) fn reg_shape<T: Real>(m: usize, ncols: usize) -> Option<(usize, usize)> {
-    reg_shape_max::<T>(m, ncols, false)
-}
-
-fn reg_shape_max<T: Real>(m: usize, ncols: usize, spill_ok: bool) -> Option<(usize, usize)> {
-    let maxm = if T::DTYPE == DType::F64 && !spill_ok {
-        64
-    } else {
-        128
-    };
+    let maxm = warp_max_rows(T::DTYPE);
     REG_SHAPES
         .iter()
         .copied()
         .filter(|&(mm, w)| w >= ncols && mm >= m && mm <= maxm)
         .min_by_key(|&(mm, w)| (w, mm))
+}
+
+/// Dynamic shared memory of a warp-kernel block: 128 / w matrices, each with its
+/// min(w, mm) reflectors of mm rows, tau and scal, and 6 exchange slots (kernels/qr.cu
+/// `bl_qr_warp`).
+fn warp_smem_bytes<T: Real>(mm: usize, w: usize) -> usize {
+    (128 / w) * (w.min(mm) * (mm + 2) + 6) * std::mem::size_of::<T>()
 }
 
 fn smem_bytes<T: Real>(m: usize, n: usize, ncols: usize, shared_work: bool) -> usize {
@@ -169,7 +176,9 @@ pub(crate) fn choose<T: Real>(
         }
         return QrKernel::Tall;
     }
-    if m <= 64 && reg_shape::<T>(m, ncols).is_some() {
+    // warp wherever it fits: faster than wy at every shape measured up to 64x64 in f32
+    // (4096x64x64 0.62 vs 0.86 ms, 4x64x64 0.067 vs 0.099: cuda-qr.md, session 3)
+    if reg_shape::<T>(m, ncols).is_some() {
         return QrKernel::Warp;
     }
     // wy up to 128 rows (1024x128x128 f32 1.35 ms against blocked's 1.69).
@@ -241,7 +250,6 @@ unsafe fn launch_single<T: Real>(
     stream: cu::CUstream,
     mut p: QrArgs,
     sc: &mut Scratch,
-    spill_ok: bool,
 ) -> Result<()> {
     let (tn, ct) = tname::<T>();
     let (m, n) = (p.m as usize, p.n as usize);
@@ -252,21 +260,22 @@ unsafe fn launch_single<T: Real>(
     }
     match kind {
         QrKernel::Warp => {
-            let (mm, w) = reg_shape_max::<T>(m, ncols, spill_ok).ok_or_else(|| {
+            let (mm, w) = reg_shape::<T>(m, ncols).ok_or_else(|| {
                 Error::Argument(format!(
                     "the warp kernel does not take {m}x{n} ({ncols} columns) in {tn}"
                 ))
             })?;
             let name = format!("qr_warp_{tn}_m{mm}_w{w}");
-            let inst = format!("BL_QR_REG(warp, {tn}, {ct}, {mm}, {w})");
-            let f = dev.function(&name, &inst, 0)?;
+            let inst = format!("BL_QR_WARP({tn}, {ct}, {mm}, {w})");
+            let smem = warp_smem_bytes::<T>(mm, w);
+            let f = dev.function(&name, &inst, smem)?;
             // 128 threads a block: 128 / w matrices.
             let gpb = (128 / w) as u64;
             let grid = total.div_ceil(gpb);
             if grid > i32::MAX as u64 {
                 return Err(Error::Overflow("batch too large for one launch".into()));
             }
-            launch(f, (grid as u32, 1), 128, 0, stream, &p)
+            launch(f, (grid as u32, 1), 128, smem as u32, stream, &p)
         }
         QrKernel::Wy => {
             let too_big = |what: String| {
@@ -394,11 +403,8 @@ unsafe fn tall<T: Real>(
         )));
     }
     let es = std::mem::size_of::<T>();
-    let leaf_kind = if n <= 32 {
-        QrKernel::Warp
-    } else {
-        QrKernel::Wy
-    };
+    // 128-row leaves: `wy` (the warp kernel stops at 64 rows).
+    let leaf_kind = QrKernel::Wy;
     let wantq = c.q.is_some();
     struct Level {
         rows: usize,
@@ -446,7 +452,7 @@ unsafe fn tall<T: Real>(
             rrows: n as i32,
             ..Default::default()
         };
-        launch_single::<T>(dev, leaf_kind, stream, p, sc, true)?;
+        launch_single::<T>(dev, leaf_kind, stream, p, sc)?;
         levels.push(Level {
             rows,
             nch,
@@ -478,12 +484,12 @@ unsafe fn tall<T: Real>(
     p.q_rs = n as i64;
     p.q_cs = 1;
     p.qcols = n as i32;
-    let top_kind = if n <= 32 {
+    let top_kind = if reg_shape::<T>(rows, n).is_some() {
         QrKernel::Warp
     } else {
         QrKernel::Wy
     };
-    launch_single::<T>(dev, top_kind, stream, p, sc, true)?;
+    launch_single::<T>(dev, top_kind, stream, p, sc)?;
     if !wantq {
         return Ok(());
     }
@@ -545,6 +551,6 @@ pub(crate) unsafe fn run<T: Real>(
     match kind {
         QrKernel::Tall => tall::<T>(dev, stream, c, &mut sc),
         QrKernel::Blocked => super::qr_blocked::run::<T>(dev, stream, c, &mut sc),
-        k => launch_single::<T>(dev, k, stream, base_args(c), &mut sc, false),
+        k => launch_single::<T>(dev, k, stream, base_args(c), &mut sc),
     }
 }

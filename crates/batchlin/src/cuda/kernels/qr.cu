@@ -4,7 +4,8 @@
 // Kernels (extern "C", one per element type):
 //   qr_warp_<t>_m<M>_w<W>   W in {8,16,32}: a group of W lanes a matrix, 128/W matrices
 //                           a block; column j of the matrix in lane j's registers
-//                           (M rows, zero padded). n <= W, m <= M.
+//                           (M rows, zero padded), every step unrolled. n <= W, m <= M;
+//                           M <= 64 in f32, 32 in f64.
 //   qr_smem_<t>             one matrix a block, the matrix in shared memory (row-major
 //                           work copy, ld = wld), any thread count (multiple of 32).
 //   qr_global_<t>           as qr_smem with the work copy in global scratch (any size).
@@ -15,7 +16,8 @@
 // All: per-matrix power-of-two scaling so max|a| lies in [0.5, 1), undone on output;
 // Householder as LAPACK's xGEQR2 (beta = -sign(alpha) * norm, tau = (beta-alpha)/beta,
 // tau = 0 where the sub-diagonal sum of squares is below the smallest normal number);
-// Q formed in place as xORG2R; then row k of R and column k of Q negated where R_kk < 0.
+// Q formed as xORG2R (the warp kernel: the reflectors applied backwards to [I; 0]); then
+// row k of R and column k of Q negated where R_kk < 0.
 // info: bit 0 non-finite input (every output NaN), bit 2 some |R_kk| <=
 // max(m,n) * eps * max|A|.
 
@@ -33,31 +35,47 @@ __device__ __forceinline__ T bl_grp_max(T v) {
     return v;
 }
 
+// ---------------------------------------------------------------------------------
+// Warp kernel: column j of the matrix in lane j's registers, every step unrolled, so the
+// rows a step touches are known when compiling: no row masks, no skipped-chunk branches,
+// no divergent reflector step (3.4x fewer instructions than a step loop: cuda-qr.md).
+// Each step every lane also sums the squares of its own column below the next row (one
+// FMA a row, the same instructions the next column's owner alone would issue) and the
+// next reflector is built redundantly in every lane; its owner stores the raw column
+// (unscaled) to shared memory, where the other lanes read it with broadcast vector loads.
+// v_k = [1; scal_k * u_k] with u_k the raw column below row k.
+// NT = 64: a matrix is two warps (columns 0-31, 32-63) that meet at a named barrier once
+// a step; a warp whose columns are all left of the step skips it.
+
+// Sync of the NT threads of matrix slot g of a block.
 template <int NT>
-__device__ __forceinline__ unsigned bl_grp_or(unsigned f) {
-    if (NT < 32) {
-        unsigned bal = __ballot_sync(0xffffffffu, f != 0);
-        const int lane = threadIdx.x & 31;
-        unsigned mask = ((1u << (NT < 32 ? NT : 0)) - 1u) << ((lane / NT) * NT);
-        return (bal & mask) != 0;
+__device__ __forceinline__ void bl_grp_sync(int g) {
+    if (NT <= 32) {
+        __syncwarp();
+    } else {
+        asm volatile("bar.sync %0, %1;" ::"r"(1 + g), "r"(NT) : "memory");
     }
-    return __any_sync(0xffffffffu, f != 0);
 }
 
 template <typename T, int M, int NT>
-__device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
-    static_assert(NT <= 32, "a matrix is a group of at most one warp's lanes");
+__device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
+    static_assert((NT <= 32 || NT == 64) && M % 4 == 0, "a matrix is 8, 16, 32 or 64 lanes");
     constexpr int GPB = 128 / NT;  // matrices a 128-thread block
-    constexpr int CH = 8;  // rows a chunk: chunks wholly above the active row are skipped
-    constexpr int NCH = M / CH;  // M is a multiple of 8
     constexpr int VN = BlVec<T>::N;
-    __shared__ __align__(16) T s_v[GPB][2][M];
-    __shared__ T s_tau[GPB][NT];
-    __shared__ T s_sgn[GPB][NT];
+    constexpr int KMAX = NT < M ? NT : M;
+    // Dynamic shared memory, GPB * (KMAX * (M + 2) + 6) elements (qr.rs `warp_smem_bytes`):
+    // every reflector's raw column [GPB][KMAX][M], tau and scal [GPB][KMAX] each, then 6
+    // exchange slots a matrix (two warps' maxima; alpha and sum of squares, by step parity).
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    T* s_u0 = (T*)bl_smem;
+    T* s_tau = s_u0 + GPB * KMAX * M;
+    T* s_scal = s_tau + GPB * KMAX;
+    T* s_x = s_scal + GPB * KMAX;
 
     const int tid = threadIdx.x;
     const int j = tid % NT;
     const int g = tid / NT;
+    const int w0 = j & ~31;  // first column of this lane's warp
     const bl_i64 total = (bl_i64)p.batch * p.inner;
     bl_i64 b = (bl_i64)blockIdx.x * GPB + g;
     const bool live = b < total;
@@ -67,6 +85,10 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
     const int mr = (in == p.inner - 1) ? p.m_last : p.m;
     const int n = p.n;
     const int K = min(p.m, n);
+    T* su = s_u0 + g * KMAX * M;
+    s_tau += g * KMAX;
+    s_scal += g * KMAX;
+    s_x += g * 6;
 
     T a[M];
     {
@@ -81,7 +103,12 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
         T f = bl_absflag(a[i]);
         mx = f > mx ? f : mx;
     }
-    mx = bl_grp_max<T, NT>(mx);
+    mx = bl_grp_max<T, (NT <= 32 ? NT : 32)>(mx);
+    if (NT > 32) {
+        if ((j & 31) == 0) s_x[j >> 5] = mx;
+        bl_grp_sync<NT>(g);
+        mx = s_x[0] > s_x[1] ? s_x[0] : s_x[1];  // never NaN: bl_absflag
+    }
     const bool bad = !(mx <= BlT<T>::huge());
     const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
     if (e != 0) {
@@ -89,98 +116,95 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
         for (int i = 0; i < M; ++i) a[i] = bl_scale2(a[i], -e);
     }
     const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
+    // Uniform across the matrix's lanes, as every lane builds every reflector: negs, bit k
+    // set where R_kk < 0; rd, some |R_kk| small.
+    unsigned long long negs = 0;
     unsigned rd = 0;
 
-    // Householder vector of this thread's column kk (rows >= kk) into s_v[g][buf]; V and
-    // beta into the registers; tau and sign into shared memory.
-    auto refl = [&](int kk, int buf) {
-        T alpha = T(0), s0 = T(0), s1 = T(0);
+    // Reflector k from lane k's column: every lane gets beta, tau, scal; the owner stores
+    // its raw column (the 16-byte groups holding rows > k) and puts beta on the diagonal.
+    // Ends with the group's sync.
+    auto reflector = [&](const int k, const T ss_own, T& tau, T& scal) {
+        if (j == k) {
 #pragma unroll
-        for (int c = 0; c < NCH; ++c) {
-            if (c * CH + CH > kk) {  // uniform: whole chunks above the row are skipped
-#pragma unroll
-                for (int t = 0; t < CH; ++t) {
-                    const int i = c * CH + t;
-                    const T x = a[i];
-                    if (i == kk) alpha = x;
-                    if (i > kk) {
-                        if (i & 1) s1 += x * x;
-                        else s0 += x * x;
-                    }
-                }
-            }
+            for (int c = 0; c < M; c += VN)
+                if (c + VN - 1 > k) BlVec<T>::st(su + k * M + c, &a[c]);
         }
-        const T ss = s0 + s1;
-        T beta, tau, scal;
+        T alpha, ss;
+        if (NT <= 32) {
+            alpha = __shfl_sync(0xffffffffu, a[k], k, NT <= 32 ? NT : 32);
+            ss = __shfl_sync(0xffffffffu, ss_own, k, NT <= 32 ? NT : 32);
+        } else if (j == k) {
+            // Slots by parity: step k-2's readers all passed step k-1's sync before this.
+            s_x[2 + 2 * (k & 1)] = a[k];
+            s_x[3 + 2 * (k & 1)] = ss_own;
+        }
+        bl_grp_sync<NT>(g);
+        if (NT > 32) {
+            alpha = s_x[2 + 2 * (k & 1)];
+            ss = s_x[3 + 2 * (k & 1)];
+        }
+        T beta;
         bl_householder(alpha, ss, beta, tau, scal);
-#pragma unroll
-        for (int c = 0; c < NCH; ++c) {
-            if (c * CH + CH > kk) {
-#pragma unroll
-                for (int t = 0; t < CH; t += VN) {
-                    T vx[VN];
-#pragma unroll
-                    for (int u = 0; u < VN; ++u) {
-                        const int i = c * CH + t + u;
-                        vx[u] = (i > kk) ? a[i] * scal : (i == kk ? T(1) : T(0));
-                        if (i > kk) a[i] = vx[u];
-                        if (i == kk) a[i] = beta;
-                    }
-                    BlVec<T>::st(&s_v[g][buf][c * CH + t], vx);
-                }
-            }
+        if (j == k) a[k] = beta;
+        if (j == 0) {
+            s_tau[k] = tau;
+            s_scal[k] = scal;
         }
-        s_tau[g][kk] = tau;
-        s_sgn[g][kk] = beta < T(0) ? T(-1) : T(1);
+        if (beta < T(0)) negs |= 1ull << k;
         if (BlT<T>::abs_(beta) <= thr) rd = 1;
     };
-    // a -= tau * v * (v^T a), v = s_v[g][buf], zero above row kk.
-    auto apply = [&](int kk, int buf, T tau) {
-        const T* v = s_v[g][buf];
-        T w0 = T(0), w1 = T(0);
+    // x -= tw * v_k (v_k = [1; scal * u_k]) where tw = tau * v_k^T x, for lanes taking it.
+    // Returns, in ss, the sum of squares of x below row k + 1 (the next reflector's).
+    auto apply = [&](const int k, T* x, const T tau, const T scal, const bool take, T& ss) {
+        T d[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
-        for (int c = 0; c < NCH; ++c) {
-            if (c * CH + CH > kk) {
+        for (int c = 0; c < M; c += VN) {
+            if (c + VN - 1 > k) {
+                T u[VN];
+                BlVec<T>::ld(su + k * M + c, u);
 #pragma unroll
-                for (int t = 0; t < CH; t += VN) {
-                    T vx[VN];
-                    BlVec<T>::ld(v + c * CH + t, vx);
+                for (int t = 0; t < VN; ++t)
+                    if (c + t > k) d[(c + t) & 3] += u[t] * x[c + t];
+            }
+        }
+        const T w = x[k] + scal * ((d[0] + d[1]) + (d[2] + d[3]));
+        const T tw = take ? tau * w : T(0);
+        const T sw = tw * scal;
+        x[k] -= tw;
+        T s[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
-                    for (int u = 0; u < VN; ++u) {
-                        if (u & 1) w1 += vx[u] * a[c * CH + t + u];
-                        else w0 += vx[u] * a[c * CH + t + u];
+        for (int c = 0; c < M; c += VN) {
+            if (c + VN - 1 > k) {
+                T u[VN];
+                BlVec<T>::ld(su + k * M + c, u);
+#pragma unroll
+                for (int t = 0; t < VN; ++t) {
+                    if (c + t > k) {
+                        x[c + t] -= sw * u[t];
+                        if (c + t > k + 1) s[(c + t) & 3] += x[c + t] * x[c + t];
                     }
                 }
             }
         }
-        const T w = tau * (w0 + w1);
-#pragma unroll
-        for (int c = 0; c < NCH; ++c) {
-            if (c * CH + CH > kk) {
-#pragma unroll
-                for (int t = 0; t < CH; t += VN) {
-                    T vx[VN];
-                    BlVec<T>::ld(v + c * CH + t, vx);
-#pragma unroll
-                    for (int u = 0; u < VN; ++u) a[c * CH + t + u] -= w * vx[u];
-                }
-            }
-        }
+        ss = (s[0] + s[1]) + (s[2] + s[3]);
     };
 
-    // Factor: one sync a step; the owner of the next column updates it first and builds
-    // the next reflector into the other buffer.
-    if (j == 0 && K > 0) refl(0, 0);
-    __syncwarp();
-    for (int kk = 0; kk < K; ++kk) {
-        const int buf = kk & 1;
-        if (j > kk) {
-            apply(kk, buf, s_tau[g][kk]);
-            if (j == kk + 1 && kk + 1 < K) refl(kk + 1, buf ^ 1);
+    // Factor.
+    {
+        T ss0 = T(0);
+#pragma unroll
+        for (int i = 1; i < M; ++i) ss0 += a[i] * a[i];
+        T tau = T(0), scal = T(0);
+        if (K > 0) reflector(0, ss0, tau, scal);
+#pragma unroll
+        for (int k = 0; k < KMAX; ++k) {
+            if (k >= K) break;
+            T ss = T(0);
+            if (w0 + 31 > k) apply(k, a, tau, scal, j > k, ss);  // else: no column right of k
+            if (k + 1 < K) reflector(k + 1, ss, tau, scal);
         }
-        __syncwarp();
     }
-    rd = bl_grp_or<NT>(rd);
 
     // R (rrows x n): upper trapezoid, rows scaled by sign(R_kk), unscaled.
     if (live && j < n) {
@@ -189,7 +213,7 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
         for (int i = 0; i < M; ++i) {
             if (i < p.rrows) {
                 T val = T(0);
-                if (i < NT && i <= j && i < mr) val = bl_scale2(a[i] * s_sgn[g][i], e);
+                if (i < KMAX && i <= j && i < mr) val = bl_scale2((negs >> i) & 1ull ? -a[i] : a[i], e);
                 R[(bl_i64)i * p.r_rs] = bad ? BlT<T>::nan() : val;
             }
         }
@@ -197,50 +221,25 @@ __device__ __forceinline__ void bl_qr_reg(const QrArgs& p) {
     if (live && j == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
 
     if (p.q == nullptr) return;  // uniform
-    // Q = H_0 ... H_{K-1} [I; 0], in place as xORG2R.
-    const int qc = p.qcols;
-    if (j >= K) {
+    bl_grp_sync<NT>(g);  // the last reflector's tau and scal
+    // Q = H_0 ... H_{K-1} [I; 0], backwards: column j starts as e_j; a reflector leaves
+    // the columns left of its row unchanged (their rows from k down are zero), so a warp
+    // whose columns are all left of k skips it.
 #pragma unroll
-        for (int i = 0; i < M; ++i) a[i] = (i == j) ? T(1) : T(0);
-    }
-    auto putv = [&](int i0, int buf) {
+    for (int i = 0; i < M; ++i) a[i] = (i == j) ? T(1) : T(0);
 #pragma unroll
-        for (int c = 0; c < NCH; ++c) {
-            if (c * CH + CH > i0) {
-#pragma unroll
-                for (int t = 0; t < CH; t += VN) {
-                    T vx[VN];
-#pragma unroll
-                    for (int u = 0; u < VN; ++u) {
-                        const int i = c * CH + t + u;
-                        vx[u] = (i > i0) ? a[i] : (i == i0 ? T(1) : T(0));
-                    }
-                    BlVec<T>::st(&s_v[g][buf][c * CH + t], vx);
-                }
-            }
+    for (int k = KMAX - 1; k >= 0; --k) {
+        if (k < K && w0 + 31 >= k) {
+            T ss;
+            apply(k, a, s_tau[k], s_scal[k], true, ss);
         }
-    };
-    if (j == K - 1) putv(K - 1, (K - 1) & 1);
-    __syncwarp();
-    for (int i0 = K - 1; i0 >= 0; --i0) {
-        const int buf = i0 & 1;
-        const T tau = s_tau[g][i0];
-        if (j > i0) {
-            apply(i0, buf, tau);
-        } else if (j == i0) {
-#pragma unroll
-            for (int i = 0; i < M; ++i) a[i] = (i > i0) ? -tau * a[i] : (i == i0 ? T(1) - tau : T(0));
-        } else if (j == i0 - 1) {
-            putv(i0 - 1, buf ^ 1);
-        }
-        __syncwarp();
     }
-    if (live && j < qc) {
-        const T sg = (j < K) ? s_sgn[g][j] : T(1);
+    if (live && j < p.qcols) {
+        const bool neg = j < KMAX && ((negs >> j) & 1ull);
         T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is + (bl_i64)j * p.q_cs;
 #pragma unroll
         for (int i = 0; i < M; ++i)
-            if (i < mr) Q[(bl_i64)i * p.q_rs] = bad ? BlT<T>::nan() : a[i] * sg;
+            if (i < mr) Q[(bl_i64)i * p.q_rs] = bad ? BlT<T>::nan() : (neg ? -a[i] : a[i]);
     }
 }
 
@@ -848,10 +847,12 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
 // ---------------------------------------------------------------------------------
 // Instantiations. Keep the list in step with REG_SHAPES in cuda/mod.rs.
 
-#define BL_QR_REG(KIND, TN, T, M, W)                                                        \
-    extern "C" __global__ void __launch_bounds__(128, ((M) == 64 && (W) == 32 && sizeof(T) == 4) ? 4 : 1) \
-        qr_##KIND##_##TN##_m##M##_w##W(QrArgs p) {                                          \
-        bl_qr_reg<T, M, W>(p);                                                              \
+// 5 blocks an SM at 32x32 f32: 92 registers, no spills (4096x32x32 0.060 ms; 6 blocks
+// spill and take 0.066).
+#define BL_QR_WARP(TN, T, M, W)                                                             \
+    extern "C" __global__ void __launch_bounds__(128, (sizeof(T) == 4 && (M) == 32 && (W) == 32) ? 5 : 1) \
+        qr_warp_##TN##_m##M##_w##W(QrArgs p) {                                             \
+        bl_qr_warp<T, M, W>(p);                                                             \
     }
 #define BL_QR_SMEM(TN, T)                                                                   \
     extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T, false>(p); }
@@ -866,22 +867,23 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
 #define BL_GEMM(TN, T) \
     extern "C" __global__ void __launch_bounds__(256) gemm_##TN(GemmArgs p) { bl_gemm<T>(p); }
 // The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
+// float64 warp kernels stop at 32 rows (64 rows spill; `wy` takes them).
 #define BL_QR_ALL(TN, T)                                                                    \
-    BL_QR_REG(warp, TN, T, 8, 8)                                                            \
-    BL_QR_REG(warp, TN, T, 16, 8)                                                           \
-    BL_QR_REG(warp, TN, T, 32, 8)                                                           \
-    BL_QR_REG(warp, TN, T, 16, 16)                                                          \
-    BL_QR_REG(warp, TN, T, 32, 16)                                                          \
-    BL_QR_REG(warp, TN, T, 64, 16)                                                          \
-    BL_QR_REG(warp, TN, T, 16, 32)                                                          \
-    BL_QR_REG(warp, TN, T, 32, 32)                                                          \
-    BL_QR_REG(warp, TN, T, 64, 32)                                                          \
-    BL_QR_REG(warp, TN, T, 128, 32)                                                         \
+    BL_QR_WARP(TN, T, 8, 8)                                                                 \
+    BL_QR_WARP(TN, T, 16, 8)                                                                \
+    BL_QR_WARP(TN, T, 32, 8)                                                                \
+    BL_QR_WARP(TN, T, 16, 16)                                                               \
+    BL_QR_WARP(TN, T, 32, 16)                                                               \
+    BL_QR_WARP(TN, T, 16, 32)                                                               \
+    BL_QR_WARP(TN, T, 32, 32)                                                               \
     BL_QR_WY(TN, T, 2)                                                                      \
     BL_QR_WY(TN, T, 4)                                                                      \
     BL_QR_SMEM(TN, T) BL_QR_GLOBAL(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_QR_ALL(f32, float)
+BL_QR_WARP(f32, float, 64, 16)
+BL_QR_WARP(f32, float, 64, 32)
+BL_QR_WARP(f32, float, 64, 64)
 BL_QR_ALL(f64, double)
 #endif
