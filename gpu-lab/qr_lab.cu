@@ -31,23 +31,28 @@ static int g_wy_threads = 256;
 
 typedef void (*QrFn)(QrArgs);
 // Experiment: the warp kernel with other register caps (__launch_bounds__(128, MINB)).
-extern "C" __global__ void __launch_bounds__(128, 6) qr_warpx_f32_b6(QrArgs p) { bl_qr_warp<float, 32, 32>(p); }
-extern "C" __global__ void __launch_bounds__(128, 8) qr_warpx_f32_b8(QrArgs p) { bl_qr_warp<float, 32, 32>(p); }
-extern "C" __global__ void __launch_bounds__(128, 3) qr_warpx_f64_b3(QrArgs p) { bl_qr_warp<double, 32, 32>(p); }
-extern "C" __global__ void __launch_bounds__(128, 4) qr_warpx_f32_m64_w64_b4(QrArgs p) { bl_qr_warp<float, 64, 64>(p); }
-extern "C" __global__ void __launch_bounds__(128, 1) qr_warp_f64_m64_w64(QrArgs p) { bl_qr_warp<double, 64, 64>(p); }
+extern "C" __global__ void __launch_bounds__(128, 6) qr_warpx_f32_b6(QrArgs p) { bl_qr_warp<float, 32, 32, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128, 5) qr_warpx_f32_m64_w64_s2_b5(QrArgs p) { bl_qr_warp<float, 64, 64, 2>(p); }
+// Variants the library does not use (measured slower: cuda-qr.md, session 3).
+extern "C" __global__ void __launch_bounds__(128, 1) qr_warp_f32_m64_w64_s1(QrArgs p) { bl_qr_warp<float, 64, 64, 1>(p); }
+extern "C" __global__ void __launch_bounds__(512, 1) qr_warp_f32_m128_w128_s4(QrArgs p) { bl_qr_warp<float, 128, 128, 4>(p); }
+extern "C" __global__ void __launch_bounds__(128, 1) qr_warp_f64_m64_w64_s1(QrArgs p) { bl_qr_warp<double, 64, 64, 1>(p); }
 static QrFn g_override = nullptr;
 // Experiment: the blocked kernel with 16-column panels in f32 (the library uses 8).
 extern "C" __global__ void __launch_bounds__(256) qr_wyx_f32_r2_nb16(QrArgs p) { bl_qr_wy<float, 2, 16>(p); }
 extern "C" __global__ void __launch_bounds__(256) qr_wyx_f32_r4_nb16(QrArgs p) { bl_qr_wy<float, 4, 16>(p); }
 static int g_wy_nb16 = 0;
-struct RegEntry { int f64; int M, W; QrFn fn; };
-#define RE(TN, F, KIND, M, W) {F, M, W, qr_##KIND##_##TN##_m##M##_w##W},
+struct RegEntry { int f64; int M, W, RS; QrFn fn; int lib; };
+#define RE(TN, F, KIND, M, W, RS) {F, M, W, RS, qr_##KIND##_##TN##_m##M##_w##W##_s##RS, 1},
+#define RX(TN, F, KIND, M, W, RS) {F, M, W, RS, qr_##KIND##_##TN##_m##M##_w##W##_s##RS, 0},
 #define RE_ALL(TN, F)                                                                        \
-    RE(TN, F, warp, 8, 8) RE(TN, F, warp, 16, 8) RE(TN, F, warp, 32, 8) RE(TN, F, warp, 16, 16) \
-    RE(TN, F, warp, 32, 16) RE(TN, F, warp, 16, 32) RE(TN, F, warp, 32, 32)
-static RegEntry REG[] = {RE_ALL(f32, 0) RE(f32, 0, warp, 64, 16) RE(f32, 0, warp, 64, 32) RE(f32, 0, warp, 64, 64) RE_ALL(f64, 1)
-                         RE(f64, 1, warp, 64, 64)};
+    RE(TN, F, warp, 8, 8, 1) RE(TN, F, warp, 16, 8, 1) RE(TN, F, warp, 32, 8, 1) RE(TN, F, warp, 16, 16, 1) \
+    RE(TN, F, warp, 32, 16, 1) RE(TN, F, warp, 16, 32, 1) RE(TN, F, warp, 32, 32, 1)
+// As qr.rs REG_SHAPES (lib 1), and the variants g_exp = 1 prefers (lib 0).
+static RegEntry REG[] = {RE_ALL(f32, 0) RE(f32, 0, warp, 64, 16, 1) RE(f32, 0, warp, 64, 32, 1) RE(f32, 0, warp, 64, 64, 2)
+                         RE_ALL(f64, 1) RE(f64, 1, warp, 64, 64, 2)
+                         RX(f32, 0, warp, 64, 64, 1) RX(f32, 0, warp, 128, 128, 4) RX(f64, 1, warp, 64, 64, 1)};
+static int g_exp = 0;
 
 template <typename T> struct KT;
 template <> struct KT<float> {
@@ -78,9 +83,10 @@ static const RegEntry* find_reg(int f64, Kind kind, int m, int ncols) {
     const RegEntry* best = nullptr;
     if (kind != WARP) return best;  // the block kernel is retired
     for (auto& e : REG) {
-        if (e.f64 != f64) continue;
-        if (e.W < ncols || e.M < m) continue;
-        if (!best || e.W < best->W || (e.W == best->W && e.M < best->M)) best = &e;
+        if (e.f64 != f64 || e.W < ncols || e.M < m || (!e.lib && !g_exp)) continue;
+        if (!best || e.W < best->W || (e.W == best->W && e.M < best->M) ||
+            (e.W == best->W && e.M == best->M && !e.lib))
+            best = &e;
     }
     return best;
 }
@@ -121,8 +127,9 @@ static bool qr_single(Kind kind, int batch, int inner, int m, int m_last, int n,
     if (kind == WARP || kind == BLOCK) {
         const RegEntry* e = find_reg(KT<T>::f64, kind, m, ncols);
         if (!e) return false;
-        const int block = 128, gpb = block / e->W;
-        const size_t smem = (size_t)gpb * (std::min(e->W, e->M) * (e->M + 2) + 6) * sizeof(T);  // qr.rs warp_smem_bytes
+        const int gt = e->W * e->RS, block = std::max(128, gt), gpb = block / gt;
+        const int pitch = e->M / e->RS + (e->RS > 1 ? 4 : 0);  // qr.rs warp_smem_bytes
+        const size_t smem = (size_t)gpb * (std::min(e->W, e->M) * (e->RS * pitch + 2) + 20) * sizeof(T);
         QrFn fn = g_override ? g_override : e->fn;
         CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         fn<<<(unsigned)((total + gpb - 1) / gpb), block, smem, s>>>(p);
@@ -554,7 +561,17 @@ int main(int argc, char** argv) {
         timeit<float>(WY, 4, 64, 64, true, 1);
         timeit<float>(WARP, 4096, 32, 32, true, 1);
     }
-    if (has("warpcheck")) {  // the warp kernel at every boundary, both types, specials
+    if (has("warpcheck")) for (int rs : {0, 1}) {  // every boundary, both types, specials
+        g_exp = rs;  // 1: the variants the library does not use
+        printf("warp checks, g_exp %d\n", rs);
+        if (rs) {
+            unsigned long long sd = 7000;
+            for (Special sp : {NONE, NANONE, ZEROS, RANK1, TINY, HUGE_}) check<float>(WARP, 19, 128, 128, false, true, COLMAJOR, sp, sd++);
+            check<float>(WARP, 19, 100, 100, true, true, ROWMAJOR, NONE, sd++);
+            check<float>(WARP, 19, 128, 70, false, false, PADDED, NONE, sd++);
+            check<float>(WARP, 19, 97, 128, false, true, ROWMAJOR, NONE, sd++);
+            check<float>(WARP, 19, 65, 65, true, true, COLMAJOR, NONE, sd++);
+        }
         checks<float>(true, false);
         checks<double>(true, false);
         unsigned long long sd = 5000;
@@ -577,6 +594,7 @@ int main(int argc, char** argv) {
         }
         check<float>(WARP, 37, 64, 32, false, false, ROWMAJOR, NONE, sd++);
         check<float>(WARP, 37, 16, 16, true, false, ROWMAJOR, NONE, sd++);
+        g_exp = 0;
     }
     if (has("warptime")) {
         struct S { int b, m, n; };
@@ -597,21 +615,33 @@ int main(int argc, char** argv) {
                 g_wy_threads = 256;
             }
         }
-        g_override = qr_warpx_f32_m64_w64_b4;
-        printf("EXP f32 m64 w64 minB4: ");
-        timeit<float>(WARP, 4096, 64, 64, true, 15);
-        check<float>(WARP, 37, 64, 60, false, true, ROWMAJOR, NONE, 78);
-        g_override = nullptr;
-        struct X { const char* name; QrFn fn; int f64; };
-        X xs[] = {{"f32 m32 w32 minB6", qr_warpx_f32_b6, 0}, {"f32 m32 w32 minB8", qr_warpx_f32_b8, 0},
-                  {"f64 m32 w32 minB3", qr_warpx_f64_b3, 1}};
+        // the variants the library does not use: 64x64 with one lane a column, 128x128 with 4 (16 warps) against wy
+        const S rshapes[] = {{4096, 64, 64}, {1024, 64, 64}, {4, 64, 64}, {4096, 48, 48}, {1024, 128, 128},
+                             {256, 128, 128}, {1024, 100, 128}, {1024, 128, 96}, {64, 128, 128}};
+        g_exp = 1;
+        for (auto s : rshapes) {
+            printf("[exp] ");
+            timeit<float>(WARP, s.b, s.m, s.n, true, 15);
+            if (s.m <= 64) { printf("[exp] "); timeit<double>(WARP, s.b, s.m, s.n, true, 9); }
+            printf("[exp] ");
+            timeit<float>(WARP, s.b, s.m, s.n, false, 15);
+            if (s.m > 64) {
+                g_wy_threads = 256;
+                printf("[wy 256] ");
+                timeit<float>(WY, s.b, s.m, s.n, true, 15);
+            }
+        }
+        g_exp = 0;
+        struct X { const char* name; QrFn fn; int f64, m, n; };
+        X xs[] = {{"f32 m32 w32 minB6", qr_warpx_f32_b6, 0, 32, 32}, {"f32 m64 w64 s2 minB5", qr_warpx_f32_m64_w64_s2_b5, 0, 64, 64}};
         for (auto& x : xs) {
+            g_exp = 0;  // the overrides share the library entries' launch shapes
             g_override = x.fn;
             printf("EXP %s: ", x.name);
-            if (x.f64) timeit<double>(WARP, 4096, 32, 32, true, 15); else timeit<float>(WARP, 4096, 32, 32, true, 15);
-            if (x.f64) check<double>(WARP, 37, 32, 30, false, true, ROWMAJOR, NONE, 77);
-            else check<float>(WARP, 37, 32, 30, false, true, ROWMAJOR, NONE, 77);
+            timeit<float>(WARP, 4096, x.m, x.n, true, 15);
+            check<float>(WARP, 37, x.m, x.n - 2, false, true, ROWMAJOR, NONE, 77);
             g_override = nullptr;
+            g_exp = 0;
         }
     }
     if (has("warpprof")) timeit<float>(WARP, 4096, 32, 32, true, 1);  // for ncu

@@ -533,11 +533,11 @@ fn all_instantiations() -> Vec<(String, String)> {
     let mut insts = Vec::new();
     for (tn, ct) in [("f32", "float"), ("f64", "double")] {
         let dtype = if tn == "f32" { DType::F32 } else { DType::F64 };
-        for &(mm, w) in qr::REG_SHAPES {
-            if mm <= qr::warp_max_rows(dtype) {
+        for &(mm, w, rs) in qr::REG_SHAPES {
+            if mm / rs <= qr::warp_lane_rows(dtype) {
                 insts.push((
-                    format!("qr_warp_{tn}_m{mm}_w{w}"),
-                    format!("BL_QR_WARP({tn}, {ct}, {mm}, {w})"),
+                    format!("qr_warp_{tn}_m{mm}_w{w}_s{rs}"),
+                    format!("BL_QR_WARP({tn}, {ct}, {mm}, {w}, {rs})"),
                 ));
             }
         }

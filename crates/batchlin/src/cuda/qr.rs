@@ -65,22 +65,26 @@ pub(crate) struct GemmArgs {
     pub kk: i32,
 }
 
-/// (rows M, lanes W) of the warp kernel, as instantiated in kernels/qr.cu; float64 stops
-/// at `warp_max_rows` (64 rows spill there: `wy` takes those).
-pub(crate) const REG_SHAPES: &[(usize, usize)] = &[
-    (8, 8),
-    (16, 8),
-    (32, 8),
-    (16, 16),
-    (32, 16),
-    (64, 16),
-    (16, 32),
-    (32, 32),
-    (64, 32),
-    (64, 64),
+/// (rows M, columns W, lanes a column RS) of the warp kernel, as instantiated in
+/// kernels/qr.cu, for the types whose `warp_lane_rows` allow M / RS rows a lane.
+/// 64 x 64 splits each column over two lanes (4 warps a matrix): 4096x64x64 f32 0.48 ms
+/// against 0.63 with one lane a column (cuda-qr.md, session 3).
+pub(crate) const REG_SHAPES: &[(usize, usize, usize)] = &[
+    (8, 8, 1),
+    (16, 8, 1),
+    (32, 8, 1),
+    (16, 16, 1),
+    (32, 16, 1),
+    (64, 16, 1),
+    (16, 32, 1),
+    (32, 32, 1),
+    (64, 32, 1),
+    (64, 64, 2),
 ];
 
-pub(crate) fn warp_max_rows(dtype: DType) -> usize {
+/// Rows a lane of the warp kernel may hold: 64 in float32, 32 in float64 (beyond that
+/// the registers spill).
+pub(crate) fn warp_lane_rows(dtype: DType) -> usize {
     if dtype == DType::F64 {
         32
     } else {
@@ -129,21 +133,29 @@ fn tname<T: Real>() -> (&'static str, &'static str) {
     }
 }
 
-/// The smallest warp kernel for m rows and `ncols` columns.
-pub(crate) fn reg_shape<T: Real>(m: usize, ncols: usize) -> Option<(usize, usize)> {
-    let maxm = warp_max_rows(T::DTYPE);
+/// The smallest warp kernel (M, W, RS) for m rows and `ncols` columns.
+pub(crate) fn reg_shape<T: Real>(m: usize, ncols: usize) -> Option<(usize, usize, usize)> {
+    let lane_rows = warp_lane_rows(T::DTYPE);
     REG_SHAPES
         .iter()
         .copied()
-        .filter(|&(mm, w)| w >= ncols && mm >= m && mm <= maxm)
-        .min_by_key(|&(mm, w)| (w, mm))
+        .filter(|&(mm, w, rs)| w >= ncols && mm >= m && mm / rs <= lane_rows)
+        .min_by_key(|&(mm, w, rs)| (w, mm, rs))
 }
 
-/// Dynamic shared memory of a warp-kernel block: 128 / w matrices, each with its
-/// min(w, mm) reflectors of mm rows, tau and scal, and 6 exchange slots (kernels/qr.cu
-/// `bl_qr_warp`).
-fn warp_smem_bytes<T: Real>(mm: usize, w: usize) -> usize {
-    (128 / w) * (w.min(mm) * (mm + 2) + 6) * std::mem::size_of::<T>()
+/// Threads of a warp-kernel block and the matrices it holds (kernels/qr.cu `BlWarpShape`).
+fn warp_block(w: usize, rs: usize) -> (usize, usize) {
+    let threads = (w * rs).max(128);
+    (threads, threads / (w * rs))
+}
+
+/// Dynamic shared memory of a warp-kernel block (kernels/qr.cu `BlWarpShape`): each
+/// matrix's min(w, mm) reflectors (rs slices of mm / rs rows, 4 apart when rs > 1), tau
+/// and scal, and 20 exchange slots.
+fn warp_smem_bytes<T: Real>(mm: usize, w: usize, rs: usize) -> usize {
+    let pitch = mm / rs + if rs > 1 { 4 } else { 0 };
+    let per_matrix = w.min(mm) * (rs * pitch + 2) + 20;
+    warp_block(w, rs).1 * per_matrix * std::mem::size_of::<T>()
 }
 
 fn smem_bytes<T: Real>(m: usize, n: usize, ncols: usize, shared_work: bool) -> usize {
@@ -176,8 +188,8 @@ pub(crate) fn choose<T: Real>(
         }
         return QrKernel::Tall;
     }
-    // warp wherever it fits: faster than wy at every shape measured up to 64x64 in f32
-    // (4096x64x64 0.62 vs 0.86 ms, 4x64x64 0.067 vs 0.099: cuda-qr.md, session 3)
+    // warp wherever it fits: faster than wy at every shape measured up to 64x64 (4096x64x64
+    // f32 0.48 vs 0.86 ms, f64 1.12 vs 1.50; 4x64x64 0.053 vs 0.099: cuda-qr.md, session 3)
     if reg_shape::<T>(m, ncols).is_some() {
         return QrKernel::Warp;
     }
@@ -260,22 +272,21 @@ unsafe fn launch_single<T: Real>(
     }
     match kind {
         QrKernel::Warp => {
-            let (mm, w) = reg_shape::<T>(m, ncols).ok_or_else(|| {
+            let (mm, w, rs) = reg_shape::<T>(m, ncols).ok_or_else(|| {
                 Error::Argument(format!(
                     "the warp kernel does not take {m}x{n} ({ncols} columns) in {tn}"
                 ))
             })?;
-            let name = format!("qr_warp_{tn}_m{mm}_w{w}");
-            let inst = format!("BL_QR_WARP({tn}, {ct}, {mm}, {w})");
-            let smem = warp_smem_bytes::<T>(mm, w);
+            let name = format!("qr_warp_{tn}_m{mm}_w{w}_s{rs}");
+            let inst = format!("BL_QR_WARP({tn}, {ct}, {mm}, {w}, {rs})");
+            let smem = warp_smem_bytes::<T>(mm, w, rs);
             let f = dev.function(&name, &inst, smem)?;
-            // 128 threads a block: 128 / w matrices.
-            let gpb = (128 / w) as u64;
-            let grid = total.div_ceil(gpb);
+            let (threads, gpb) = warp_block(w, rs);
+            let grid = total.div_ceil(gpb as u64);
             if grid > i32::MAX as u64 {
                 return Err(Error::Overflow("batch too large for one launch".into()));
             }
-            launch(f, (grid as u32, 1), 128, smem as u32, stream, &p)
+            launch(f, (grid as u32, 1), threads as u32, smem as u32, stream, &p)
         }
         QrKernel::Wy => {
             let too_big = |what: String| {

@@ -514,8 +514,8 @@ fn nvrtc_compiles_every_kernel() {
             let warps = [DType::F32, DType::F64]
                 .into_iter()
                 .map(|t| {
-                    let max = qr::warp_max_rows(t);
-                    qr::REG_SHAPES.iter().filter(|s| s.0 <= max).count()
+                    let max = qr::warp_lane_rows(t);
+                    qr::REG_SHAPES.iter().filter(|s| s.0 / s.2 <= max).count()
                 })
                 .sum::<usize>();
             assert_eq!(

@@ -36,46 +36,69 @@ __device__ __forceinline__ T bl_grp_max(T v) {
 }
 
 // ---------------------------------------------------------------------------------
-// Warp kernel: column j of the matrix in lane j's registers, every step unrolled, so the
-// rows a step touches are known when compiling: no row masks, no skipped-chunk branches,
-// no divergent reflector step (3.4x fewer instructions than a step loop: cuda-qr.md).
-// Each step every lane also sums the squares of its own column below the next row (one
-// FMA a row, the same instructions the next column's owner alone would issue) and the
-// next reflector is built redundantly in every lane; its owner stores the raw column
-// (unscaled) to shared memory, where the other lanes read it with broadcast vector loads.
-// v_k = [1; scal_k * u_k] with u_k the raw column below row k.
-// NT = 64: a matrix is two warps (columns 0-31, 32-63) that meet at a named barrier once
-// a step; a warp whose columns are all left of the step skips it.
+// Warp kernel: column j of the matrix in the registers of RS lanes (rows i * RS + h in
+// lane h of the column's RS, so a step's row range splits the lanes at one register at
+// most), every step unrolled, so the rows a step touches are known when compiling: no row
+// masks, no skipped-chunk branches, no divergent reflector step (3.4x fewer instructions
+// than a step loop: cuda-qr.md). Each step every lane also sums the squares of its own
+// rows below the next row (one FMA a row, the same instructions the next column's owner
+// alone would issue) and the next reflector is built redundantly by every lane; its owner
+// stores the raw column (unscaled) to shared memory, where the other lanes read it with
+// broadcast vector loads. v_k = [1; scal_k * u_k] with u_k the raw column below row k.
+// A matrix is GT = NT * RS threads: within one warp (GT <= 32) or several warps that
+// meet at a named barrier once a step; a warp whose columns are all left of the step
+// skips it.
 
-// Sync of the NT threads of matrix slot g of a block.
-template <int NT>
+// Sync of the GT threads of matrix slot g of a block.
+template <int GT>
 __device__ __forceinline__ void bl_grp_sync(int g) {
-    if (NT <= 32) {
+    if (GT <= 32) {
         __syncwarp();
     } else {
-        asm volatile("bar.sync %0, %1;" ::"r"(1 + g), "r"(NT) : "memory");
+        asm volatile("bar.sync %0, %1;" ::"r"(1 + g), "r"(GT) : "memory");
     }
 }
 
-template <typename T, int M, int NT>
-__device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
-    static_assert((NT <= 32 || NT == 64) && M % 4 == 0, "a matrix is 8, 16, 32 or 64 lanes");
-    constexpr int GPB = 128 / NT;  // matrices a 128-thread block
-    constexpr int VN = BlVec<T>::N;
-    constexpr int KMAX = NT < M ? NT : M;
-    // Dynamic shared memory, GPB * (KMAX * (M + 2) + 6) elements (qr.rs `warp_smem_bytes`):
-    // every reflector's raw column [GPB][KMAX][M], tau and scal [GPB][KMAX] each, then 6
-    // exchange slots a matrix (two warps' maxima; alpha and sum of squares, by step parity).
-    extern __shared__ __align__(16) unsigned char bl_smem[];
-    T* s_u0 = (T*)bl_smem;
-    T* s_tau = s_u0 + GPB * KMAX * M;
-    T* s_scal = s_tau + GPB * KMAX;
-    T* s_x = s_scal + GPB * KMAX;
+// Sum over the RS lanes of a column (adjacent lanes); the same bits in each.
+template <typename T, int RS>
+__device__ __forceinline__ T bl_rs_sum(T v) {
+#pragma unroll
+    for (int o = 1; o < RS; o <<= 1) v += bl_shfl_xor(v, o);
+    return v;
+}
 
+// Threads of a warp-kernel block, and its shared memory in elements (qr.rs
+// `warp_smem_bytes` mirrors this): every reflector's raw column (RS slices of MR rows,
+// PITCH apart so the slices start in different banks), tau and scal, 20 exchange slots.
+template <int M, int NT, int RS>
+struct BlWarpShape {
+    static const int GT = NT * RS;
+    static const int BT = GT < 128 ? 128 : GT;
+    static const int GPB = BT / GT;
+    static const int MR = M / RS;
+    static const int PITCH = RS > 1 ? MR + 4 : MR;
+    static const int CS = RS * PITCH;
+    static const int KMAX = NT < M ? NT : M;
+    static const int PER_MATRIX = KMAX * (CS + 2) + 20;
+};
+
+template <typename T, int M, int NT, int RS>
+__device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
+    typedef BlWarpShape<M, NT, RS> S;
+    constexpr int GT = S::GT, GPB = S::GPB, MR = S::MR, PITCH = S::PITCH, CS = S::CS, KMAX = S::KMAX;
+    constexpr int VN = BlVec<T>::N;
+    static_assert((GT <= 32 || GT % 32 == 0) && MR % VN == 0 && KMAX <= 128, "warp kernel shape");
+    constexpr int WC = GT > 32 ? 32 / RS : NT;  // columns a warp holds
+    extern __shared__ __align__(16) unsigned char bl_smem[];
     const int tid = threadIdx.x;
-    const int j = tid % NT;
-    const int g = tid / NT;
-    const int w0 = j & ~31;  // first column of this lane's warp
+    const int t = tid % GT, g = tid / GT;
+    const int j = t / RS, h = t % RS;
+    const int wc0 = GT > 32 ? (t & ~31) / RS : 0;  // first column of this lane's warp
+    T* su = (T*)bl_smem + g * S::PER_MATRIX;
+    T* s_tau = su + KMAX * CS;
+    T* s_scal = s_tau + KMAX;
+    T* s_x = s_scal + KMAX;  // [0, 16) the warps' maxima; [16, 20) alpha, ss by step parity
+
     const bl_i64 total = (bl_i64)p.batch * p.inner;
     bl_i64 b = (bl_i64)blockIdx.x * GPB + g;
     const bool live = b < total;
@@ -85,123 +108,145 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
     const int mr = (in == p.inner - 1) ? p.m_last : p.m;
     const int n = p.n;
     const int K = min(p.m, n);
-    T* su = s_u0 + g * KMAX * M;
-    s_tau += g * KMAX;
-    s_scal += g * KMAX;
-    s_x += g * 6;
 
-    T a[M];
+    T a[MR];  // rows i * RS + h of column j
     {
         const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is + (bl_i64)j * p.a_cs;
         const bool colok = j < n;
 #pragma unroll
-        for (int i = 0; i < M; ++i) a[i] = (colok && i < mr) ? A[(bl_i64)i * p.a_rs] : T(0);
+        for (int i = 0; i < MR; ++i) {
+            const int r = i * RS + h;
+            a[i] = (colok && r < mr) ? A[(bl_i64)r * p.a_rs] : T(0);
+        }
     }
     T mx = T(0);
 #pragma unroll
-    for (int i = 0; i < M; ++i) {
+    for (int i = 0; i < MR; ++i) {
         T f = bl_absflag(a[i]);
         mx = f > mx ? f : mx;
     }
-    mx = bl_grp_max<T, (NT <= 32 ? NT : 32)>(mx);
-    if (NT > 32) {
-        if ((j & 31) == 0) s_x[j >> 5] = mx;
-        bl_grp_sync<NT>(g);
-        mx = s_x[0] > s_x[1] ? s_x[0] : s_x[1];  // never NaN: bl_absflag
+    mx = bl_grp_max<T, (GT <= 32 ? GT : 32)>(mx);
+    if (GT > 32) {
+        if ((t & 31) == 0) s_x[t >> 5] = mx;
+        bl_grp_sync<GT>(g);
+#pragma unroll
+        for (int w = 0; w < GT / 32; ++w) mx = s_x[w] > mx ? s_x[w] : mx;  // never NaN: bl_absflag
     }
     const bool bad = !(mx <= BlT<T>::huge());
     const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
     if (e != 0) {
 #pragma unroll
-        for (int i = 0; i < M; ++i) a[i] = bl_scale2(a[i], -e);
+        for (int i = 0; i < MR; ++i) a[i] = bl_scale2(a[i], -e);
     }
     const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
     // Uniform across the matrix's lanes, as every lane builds every reflector: negs, bit k
-    // set where R_kk < 0; rd, some |R_kk| small.
-    unsigned long long negs = 0;
+    // set where R_kk < 0 (columns 64-127 in negs1); rd, some |R_kk| small.
+    unsigned long long negs0 = 0, negs1 = 0;
     unsigned rd = 0;
 
-    // Reflector k from lane k's column: every lane gets beta, tau, scal; the owner stores
-    // its raw column (the 16-byte groups holding rows > k) and puts beta on the diagonal.
-    // Ends with the group's sync.
+    // Whether row i * RS + h lies below row k: known when compiling except for the one
+    // register index where the column's lanes straddle k.
+    auto below = [&](const int i, const int k) -> bool {
+        return i * RS > k ? true : (i * RS + RS - 1 <= k ? false : h > k - i * RS);
+    };
+    // Reflector k from column k: every lane gets beta, tau, scal; the owner lanes store
+    // their raw rows (the 16-byte groups holding rows > k) and put beta on the diagonal.
     auto reflector = [&](const int k, const T ss_own, T& tau, T& scal) {
-        if (j == k) {
+        const bool own = j == k;
+        if (own) {
 #pragma unroll
-            for (int c = 0; c < M; c += VN)
-                if (c + VN - 1 > k) BlVec<T>::st(su + k * M + c, &a[c]);
+            for (int c = 0; c < MR; c += VN)
+                if ((c + VN - 1) * RS + RS - 1 > k) BlVec<T>::st(su + k * CS + h * PITCH + c, &a[c]);
         }
+        const bool diag = own && h == k % RS;  // holds row k of column k: a[k / RS]
         T alpha, ss;
-        if (NT <= 32) {
-            alpha = __shfl_sync(0xffffffffu, a[k], k, NT <= 32 ? NT : 32);
-            ss = __shfl_sync(0xffffffffu, ss_own, k, NT <= 32 ? NT : 32);
-        } else if (j == k) {
+        if (GT <= 32) {
+            alpha = __shfl_sync(0xffffffffu, a[k / RS], k * RS + k % RS, GT <= 32 ? GT : 32);
+            ss = __shfl_sync(0xffffffffu, ss_own, k * RS, GT <= 32 ? GT : 32);
+        } else if (diag) {
             // Slots by parity: step k-2's readers all passed step k-1's sync before this.
-            s_x[2 + 2 * (k & 1)] = a[k];
-            s_x[3 + 2 * (k & 1)] = ss_own;
+            s_x[16 + 2 * (k & 1)] = a[k / RS];
+            s_x[17 + 2 * (k & 1)] = ss_own;
         }
-        bl_grp_sync<NT>(g);
-        if (NT > 32) {
-            alpha = s_x[2 + 2 * (k & 1)];
-            ss = s_x[3 + 2 * (k & 1)];
+        bl_grp_sync<GT>(g);
+        if (GT > 32) {
+            alpha = s_x[16 + 2 * (k & 1)];
+            ss = s_x[17 + 2 * (k & 1)];
         }
         T beta;
         bl_householder(alpha, ss, beta, tau, scal);
-        if (j == k) a[k] = beta;
-        if (j == 0) {
+        if (diag) a[k / RS] = beta;
+        if (t == 0) {
             s_tau[k] = tau;
             s_scal[k] = scal;
         }
-        if (beta < T(0)) negs |= 1ull << k;
+        if (beta < T(0)) {
+            if (k < 64) negs0 |= 1ull << (k & 63);
+            else negs1 |= 1ull << (k & 63);
+        }
         if (BlT<T>::abs_(beta) <= thr) rd = 1;
     };
     // x -= tw * v_k (v_k = [1; scal * u_k]) where tw = tau * v_k^T x, for lanes taking it.
-    // Returns, in ss, the sum of squares of x below row k + 1 (the next reflector's).
+    // Returns, in ss, the column's sum of squares below row k + 1 (the next reflector's).
     auto apply = [&](const int k, T* x, const T tau, const T scal, const bool take, T& ss) {
+        const T* uk = su + k * CS + h * PITCH;
         T d[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
-        for (int c = 0; c < M; c += VN) {
-            if (c + VN - 1 > k) {
+        for (int c = 0; c < MR; c += VN) {
+            if ((c + VN - 1) * RS + RS - 1 > k) {
                 T u[VN];
-                BlVec<T>::ld(su + k * M + c, u);
+                BlVec<T>::ld(uk + c, u);
 #pragma unroll
-                for (int t = 0; t < VN; ++t)
-                    if (c + t > k) d[(c + t) & 3] += u[t] * x[c + t];
+                for (int q = 0; q < VN; ++q) {
+                    const int i = c + q;
+                    if (i * RS + RS - 1 > k) d[i & 3] += (below(i, k) ? u[q] : T(0)) * x[i];
+                }
             }
         }
-        const T w = x[k] + scal * ((d[0] + d[1]) + (d[2] + d[3]));
+        T part = scal * ((d[0] + d[1]) + (d[2] + d[3]));
+        if (h == k % RS) part += x[k / RS];
+        const T w = bl_rs_sum<T, RS>(part);
         const T tw = take ? tau * w : T(0);
         const T sw = tw * scal;
-        x[k] -= tw;
+        if (h == k % RS) x[k / RS] -= tw;
         T s[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
-        for (int c = 0; c < M; c += VN) {
-            if (c + VN - 1 > k) {
+        for (int c = 0; c < MR; c += VN) {
+            if ((c + VN - 1) * RS + RS - 1 > k) {
                 T u[VN];
-                BlVec<T>::ld(su + k * M + c, u);
+                BlVec<T>::ld(uk + c, u);
 #pragma unroll
-                for (int t = 0; t < VN; ++t) {
-                    if (c + t > k) {
-                        x[c + t] -= sw * u[t];
-                        if (c + t > k + 1) s[(c + t) & 3] += x[c + t] * x[c + t];
+                for (int q = 0; q < VN; ++q) {
+                    const int i = c + q;
+                    if (i * RS + RS - 1 > k) {
+                        x[i] -= sw * (below(i, k) ? u[q] : T(0));
+                        if (i * RS + RS - 1 > k + 1) {
+                            const T xv = below(i, k + 1) ? x[i] : T(0);
+                            s[i & 3] += xv * xv;
+                        }
                     }
                 }
             }
         }
-        ss = (s[0] + s[1]) + (s[2] + s[3]);
+        ss = bl_rs_sum<T, RS>((s[0] + s[1]) + (s[2] + s[3]));
     };
 
     // Factor.
     {
         T ss0 = T(0);
 #pragma unroll
-        for (int i = 1; i < M; ++i) ss0 += a[i] * a[i];
+        for (int i = 0; i < MR; ++i) {
+            const T xv = below(i, 0) ? a[i] : T(0);
+            ss0 += xv * xv;
+        }
+        ss0 = bl_rs_sum<T, RS>(ss0);
         T tau = T(0), scal = T(0);
         if (K > 0) reflector(0, ss0, tau, scal);
 #pragma unroll
         for (int k = 0; k < KMAX; ++k) {
             if (k >= K) break;
             T ss = T(0);
-            if (w0 + 31 > k) apply(k, a, tau, scal, j > k, ss);  // else: no column right of k
+            if (wc0 + WC - 1 > k) apply(k, a, tau, scal, j > k, ss);  // else: no column right of k
             if (k + 1 < K) reflector(k + 1, ss, tau, scal);
         }
     }
@@ -210,36 +255,42 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
     if (live && j < n) {
         T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is + (bl_i64)j * p.r_cs;
 #pragma unroll
-        for (int i = 0; i < M; ++i) {
-            if (i < p.rrows) {
+        for (int i = 0; i < MR; ++i) {
+            const int r = i * RS + h;
+            if (r < p.rrows) {
                 T val = T(0);
-                if (i < KMAX && i <= j && i < mr) val = bl_scale2((negs >> i) & 1ull ? -a[i] : a[i], e);
-                R[(bl_i64)i * p.r_rs] = bad ? BlT<T>::nan() : val;
+                if (r < KMAX && r <= j && r < mr) {
+                    const bool neg = ((r < 64 ? negs0 >> (r & 63) : negs1 >> (r & 63)) & 1ull) != 0;
+                    val = bl_scale2(neg ? -a[i] : a[i], e);
+                }
+                R[(bl_i64)r * p.r_rs] = bad ? BlT<T>::nan() : val;
             }
         }
     }
-    if (live && j == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
+    if (live && t == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
 
     if (p.q == nullptr) return;  // uniform
-    bl_grp_sync<NT>(g);  // the last reflector's tau and scal
+    bl_grp_sync<GT>(g);  // the last reflector's tau and scal
     // Q = H_0 ... H_{K-1} [I; 0], backwards: column j starts as e_j; a reflector leaves
     // the columns left of its row unchanged (their rows from k down are zero), so a warp
     // whose columns are all left of k skips it.
 #pragma unroll
-    for (int i = 0; i < M; ++i) a[i] = (i == j) ? T(1) : T(0);
+    for (int i = 0; i < MR; ++i) a[i] = (i * RS + h == j) ? T(1) : T(0);
 #pragma unroll
     for (int k = KMAX - 1; k >= 0; --k) {
-        if (k < K && w0 + 31 >= k) {
+        if (k < K && wc0 + WC - 1 >= k) {
             T ss;
             apply(k, a, s_tau[k], s_scal[k], true, ss);
         }
     }
     if (live && j < p.qcols) {
-        const bool neg = j < KMAX && ((negs >> j) & 1ull);
+        const bool neg = j < KMAX && (((j < 64 ? negs0 >> (j & 63) : negs1 >> (j & 63)) & 1ull) != 0);
         T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is + (bl_i64)j * p.q_cs;
 #pragma unroll
-        for (int i = 0; i < M; ++i)
-            if (i < mr) Q[(bl_i64)i * p.q_rs] = bad ? BlT<T>::nan() : (neg ? -a[i] : a[i]);
+        for (int i = 0; i < MR; ++i) {
+            const int r = i * RS + h;
+            if (r < mr) Q[(bl_i64)r * p.q_rs] = bad ? BlT<T>::nan() : (neg ? -a[i] : a[i]);
+        }
     }
 }
 
@@ -847,12 +898,13 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
 // ---------------------------------------------------------------------------------
 // Instantiations. Keep the list in step with REG_SHAPES in cuda/mod.rs.
 
-// 5 blocks an SM at 32x32 f32: 92 registers, no spills (4096x32x32 0.060 ms; 6 blocks
-// spill and take 0.066).
-#define BL_QR_WARP(TN, T, M, W)                                                             \
-    extern "C" __global__ void __launch_bounds__(128, (sizeof(T) == 4 && (M) == 32 && (W) == 32) ? 5 : 1) \
-        qr_warp_##TN##_m##M##_w##W(QrArgs p) {                                             \
-        bl_qr_warp<T, M, W>(p);                                                             \
+// RS lanes a column (kernel name suffix _s<RS>). 5 blocks an SM at 32x32 f32: 93
+// registers, no spills (4096x32x32 0.061 ms; 6 blocks spill and take 0.066).
+#define BL_QR_WARP(TN, T, M, W, RS)                                                         \
+    extern "C" __global__ void __launch_bounds__(BlWarpShape<M, W, RS>::BT,                 \
+                                                 (sizeof(T) == 4 && (M) == 32 && (W) == 32 && (RS) == 1) ? 5 : 1) \
+        qr_warp_##TN##_m##M##_w##W##_s##RS(QrArgs p) {                                     \
+        bl_qr_warp<T, M, W, RS>(p);                                                         \
     }
 #define BL_QR_SMEM(TN, T)                                                                   \
     extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T, false>(p); }
@@ -867,23 +919,24 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
 #define BL_GEMM(TN, T) \
     extern "C" __global__ void __launch_bounds__(256) gemm_##TN(GemmArgs p) { bl_gemm<T>(p); }
 // The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
-// float64 warp kernels stop at 32 rows (64 rows spill; `wy` takes them).
+// Warp kernels hold at most 64 rows a lane in float32, 32 in float64 (more spill).
 #define BL_QR_ALL(TN, T)                                                                    \
-    BL_QR_WARP(TN, T, 8, 8)                                                                 \
-    BL_QR_WARP(TN, T, 16, 8)                                                                \
-    BL_QR_WARP(TN, T, 32, 8)                                                                \
-    BL_QR_WARP(TN, T, 16, 16)                                                               \
-    BL_QR_WARP(TN, T, 32, 16)                                                               \
-    BL_QR_WARP(TN, T, 16, 32)                                                               \
-    BL_QR_WARP(TN, T, 32, 32)                                                               \
+    BL_QR_WARP(TN, T, 8, 8, 1)                                                              \
+    BL_QR_WARP(TN, T, 16, 8, 1)                                                             \
+    BL_QR_WARP(TN, T, 32, 8, 1)                                                             \
+    BL_QR_WARP(TN, T, 16, 16, 1)                                                            \
+    BL_QR_WARP(TN, T, 32, 16, 1)                                                            \
+    BL_QR_WARP(TN, T, 16, 32, 1)                                                            \
+    BL_QR_WARP(TN, T, 32, 32, 1)                                                            \
     BL_QR_WY(TN, T, 2)                                                                      \
     BL_QR_WY(TN, T, 4)                                                                      \
     BL_QR_SMEM(TN, T) BL_QR_GLOBAL(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_QR_ALL(f32, float)
-BL_QR_WARP(f32, float, 64, 16)
-BL_QR_WARP(f32, float, 64, 32)
-BL_QR_WARP(f32, float, 64, 64)
+BL_QR_WARP(f32, float, 64, 16, 1)
+BL_QR_WARP(f32, float, 64, 32, 1)
+BL_QR_WARP(f32, float, 64, 64, 2)
 BL_QR_ALL(f64, double)
+BL_QR_WARP(f64, double, 64, 64, 2)
 #endif
