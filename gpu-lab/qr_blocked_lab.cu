@@ -4,10 +4,14 @@
 // every launch, summed by stage: where the time of a call goes.
 // Build: nvcc -O3 -arch=sm_90 -o qr_blocked_lab gpu-lab/qr_blocked_lab.cu
 // Run:   ./qr_blocked_lab [nb]     (nb = 16 or 32 forces the panel width, as BATCHLIN_BQ_NB)
-// Every shape runs three times: the library's kernels; with the register panel below
-// (where it takes the panel: rows <= 1024, 2 rows a thread, f32 NB 16/32, f64 NB 16);
-// with the register panel and bq_tw folded into bq_vtc (bq_vtc_tw below).
-// Not yet run on a device (written after the first H200 run of the kernel).
+//        LAB_VARS=01 picks variants (default all): 0 the library before session 3
+//        (bq_panel_reg, bq_vtc + bq_tw, bq_upd), 1 the library now without its prefetches
+//        (bq_panel_ru for batches <= SMs, else bq_panel_reg; bq_vtw), 2 the library now,
+//        3 the library now with NB = 16 (tall shapes).
+// Session 3 also measured programmatic dependent launch here (every kernel starting with
+// griddepcontrol.wait + launch_dependents, launched by cudaLaunchKernelEx with
+// programmatic stream serialisation): 2-8% slower at every shape, dropped with the
+// kernels' griddepcontrol lines, so this harness no longer has it.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,65 +25,18 @@
 #include "../crates/batchlin/src/cuda/kernels/common.cu"
 #include "../crates/batchlin/src/cuda/kernels/qr_blocked.cu"
 
-static const int REG_RPT = 2, REG_MAXT = 512;  // the library's bq_panel_reg: 2 rows a thread, <= 512 threads
-static int g_reg = 0;  // 1: the register panel where it takes the panel
-
-// Experiment: bq_tw folded into bq_vtc. Each block writes its split's partial as bq_vtc
-// does; the last block of a (matrix, column tile) to finish (a counter per tile, reset by
-// that block) sums the splits in a fixed order and applies op(T): one launch fewer per
-// update, results as deterministic as the library's.
-template <typename T, int NB>
-__device__ __forceinline__ void bq_vtc_tw(const BqArgs& p, unsigned* cnt) {
-    bq_vtc<T, NB>(p);
-    __shared__ int s_last;
-    __shared__ T Ys[NB][33];
-    __shared__ T Ts[NB][NB + 1];
-    const bl_i64 b = blockIdx.x / p.tiles;
-    const int rest = (int)(blockIdx.x - b * p.tiles);
-    const int ctiles = p.tiles / p.nsplit;
-    const int ct = rest % ctiles;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) s_last = atomicAdd(cnt + b * ctiles + ct, 1u) == (unsigned)(p.nsplit - 1);
-    __syncthreads();
-    if (!s_last) return;
-    __threadfence();
-    if (threadIdx.x == 0) cnt[b * ctiles + ct] = 0u;
-    const int tid = threadIdx.x;
-    const T* Tg = (const T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB;
-    for (int idx = tid; idx < NB * NB; idx += 256) {
-        const int i = idx / NB, j = idx - i * NB;
-        if (p.trans) Ts[j][i] = Tg[idx];
-        else Ts[i][j] = Tg[idx];
-    }
-    const T* Y = (const T*)p.y + (b * p.nsplit * NB) * (bl_i64)p.ldy;
-    T* Z = (T*)p.z + (b * NB) * (bl_i64)p.ldy;
-    for (int h = 0; h < 2; ++h) {  // two halves of 32 columns (static shared memory < 48 KB)
-        __syncthreads();
-        for (int idx = tid; idx < NB * 32; idx += 256) {
-            const int a = idx >> 5, cc = idx & 31;
-            const int col = ct * 64 + h * 32 + cc;
-            T sum = T(0);
-            if (col < p.ldy)
-                for (int sp = 0; sp < p.nsplit; ++sp) sum += __ldcg(Y + ((bl_i64)sp * NB + a) * p.ldy + col);
-            Ys[a][cc] = sum;
-        }
-        __syncthreads();
-        for (int idx = tid; idx < NB * 32; idx += 256) {
-            const int a = idx >> 5, cc = idx & 31;
-            const int col = ct * 64 + h * 32 + cc;
-            T sum = T(0);
-#pragma unroll
-            for (int l = 0; l < NB; ++l) sum += Ts[a][l] * Ys[l][cc];
-            if (col < p.ldy) Z[(bl_i64)a * p.ldy + col] = sum;
-        }
-    }
-}
-typedef void (*BqFn2)(BqArgs, unsigned*);
-#define BL_LAB_VTW(TN, T, NB) \
-    extern "C" __global__ void __launch_bounds__(256) bq_vtw_##TN##_nb##NB(BqArgs p, unsigned* c) { bq_vtc_tw<T, NB>(p, c); }
-BL_LAB_VTW(f32, float, 16) BL_LAB_VTW(f32, float, 32) BL_LAB_VTW(f64, double, 16) BL_LAB_VTW(f64, double, 32)
-static int g_fuse = 0;  // 1: bq_vtc_tw instead of bq_vtc + bq_tw
+static const int REG_RPT = 2, REG_MAXT = 512;  // bq_panel_reg: 2 rows a thread, <= 512 threads
+// g_reg: 0 smem/glob panel only, 1 bq_panel_reg, 2 the library's rule (bq_panel_ru when
+// batch <= SMs: 2 rows a thread up to 1024 rows, f32 NB 16 also 4 up to 2048; else
+// bq_panel_reg). g_fuse: bq_vtw instead of bq_vtc + bq_tw.
+static int g_reg = 0, g_fuse = 0;
+// g_pf: the library's bq_vtw / bq_upd (next chunk prefetched / C loaded first); 0: the
+// same kernels without the prefetch (lab-only instantiations below).
+static int g_pf = 1;
+#define BL_LAB_NOPF(TN, T, NB)                                                                               \
+    extern "C" __global__ void __launch_bounds__(256) bq_vtw0_##TN##_nb##NB(BqArgs p) { bq_vtc_tw<T, NB, false>(p); } \
+    extern "C" __global__ void __launch_bounds__(256) bq_upd0_##TN##_nb##NB(BqArgs p) { bq_upd<T, NB, false>(p); }
+BL_LAB_NOPF(f32, float, 16) BL_LAB_NOPF(f32, float, 32) BL_LAB_NOPF(f64, double, 16) BL_LAB_NOPF(f64, double, 32)
 
 #define CK(x)                                                                              \
     do {                                                                                   \
@@ -105,14 +62,25 @@ template <typename T> struct KT;
     }                                                                                        \
     static BqFn vtc(int nb) { return nb == 16 ? bq_vtc_##TN##_nb16 : bq_vtc_##TN##_nb32; }   \
     static BqFn reg(int nb);                                                                 \
-    static BqFn2 vtw(int nb) { return nb == 16 ? bq_vtw_##TN##_nb16 : bq_vtw_##TN##_nb32; } \
+    static BqFn vtw(int nb) {                                                                \
+        return g_pf ? (nb == 16 ? bq_vtw_##TN##_nb16 : bq_vtw_##TN##_nb32)                   \
+                    : (nb == 16 ? bq_vtw0_##TN##_nb16 : bq_vtw0_##TN##_nb32);                \
+    }                                                                                        \
+    static BqFn ru(int nb, int rpt);                                                         \
     static BqFn tw(int nb) { return nb == 16 ? bq_tw_##TN##_nb16 : bq_tw_##TN##_nb32; }      \
-    static BqFn upd(int nb) { return nb == 16 ? bq_upd_##TN##_nb16 : bq_upd_##TN##_nb32; }   \
+    static BqFn upd(int nb) {                                                                \
+        return g_pf ? (nb == 16 ? bq_upd_##TN##_nb16 : bq_upd_##TN##_nb32)                   \
+                    : (nb == 16 ? bq_upd0_##TN##_nb16 : bq_upd0_##TN##_nb32);                \
+    }                                                                                        \
     static const char* name() { return #TN; }
 template <> struct KT<float> { KT_BODY(f32) };
 template <> struct KT<double> { KT_BODY(f64) };
 BqFn KT<float>::reg(int nb) { return nb == 16 ? bq_panel_reg_f32_nb16 : bq_panel_reg_f32_nb32; }
 BqFn KT<double>::reg(int nb) { return nb == 16 ? bq_panel_reg_f64_nb16 : nullptr; }
+BqFn KT<float>::ru(int nb, int rpt) {
+    return rpt == 2 ? (nb == 16 ? bq_panel_ru_f32_nb16_r2 : bq_panel_ru_f32_nb32_r2) : (nb == 16 ? bq_panel_ru_f32_nb16_r4 : nullptr);
+}
+BqFn KT<double>::ru(int nb, int rpt) { return rpt == 2 && nb == 16 ? bq_panel_ru_f64_nb16_r2 : nullptr; }
 
 enum Stage { S_PREP, S_PANEL, S_VTC, S_TW, S_UPD, S_QVTC, S_QTW, S_QUPD, S_STORE, S_N };
 static const char* stage_name[S_N] = {"max+load+eye", "panel", "R: vtc", "R: tw", "R: upd",
@@ -156,8 +124,9 @@ static void launch(BqFn f, size_t blocks, int threads, size_t smem, cudaStream_t
     if (tm) tm->mark(stage);
 }
 
+static int g_waves = 2;  // LAB_WAVES: the split rule's target of blocks, in SMs (the library: 2)
 static void splits(int batch, int rows, int ctiles, int& nsplit, int& srows) {
-    const int target = 2 * g_sms, have = std::max(1, ctiles * batch);
+    const int target = g_waves * g_sms, have = std::max(1, ctiles * batch);
     int want = (target + have - 1) / have;
     want = std::max(1, std::min(want, std::max(1, (rows + 63) / 64)));
     srows = ((rows + want - 1) / want + 31) / 32 * 32;
@@ -175,6 +144,10 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
     const size_t es = sizeof(T);
     const size_t room = g_optin - PANEL_STATIC_SMEM;
     int nbk = g_nb;
+    // as qr_blocked.rs panel_width: 16 where only the 16-wide bq_panel_ru takes the panels
+    // (library rule since session 3; variant 0 keeps the old rule)
+    const bool ru32 = m <= 1024 && KT<T>::ru(32, 2), ru16 = m <= 2048 && KT<T>::ru(16, m <= 1024 ? 2 : 4);
+    if (!nbk && g_reg == 2 && batch <= g_sms && !ru32 && ru16) nbk = 16;
     if (!nbk) nbk = ((size_t)m * 32 * es <= room || (size_t)m * 16 * es > room) ? 32 : 16;
     const int npan = (k + nbk - 1) / nbk;
     const int ldy = std::max(n, qc);
@@ -198,7 +171,7 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
     CK(cudaMallocAsync(&y, (size_t)batch * max_split * nbk * ldy * es, s));
     CK(cudaMallocAsync(&z, (size_t)batch * nbk * ldy * es, s));
     CK(cudaMallocAsync(&mx, (size_t)batch * 8, s));
-    unsigned* cnt;  // bq_vtc_tw's tile counters (each reset by its last block)
+    unsigned* cnt;  // bq_vtw's tile counters (each reset by its last block)
     const size_t ncnt = (size_t)batch * ((ldy + 63) / 64);
     CK(cudaMallocAsync((void**)&cnt, ncnt * 4, s));
     CK(cudaMemsetAsync(cnt, 0, ncnt * 4, s));
@@ -209,7 +182,7 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
     memset(&base, 0, sizeof base);
     base.a = a; base.a_bs = (bl_i64)m * n; base.a_rs = n; base.a_cs = 1;
     base.w = w; base.w_bs = (bl_i64)m * n; base.tau = tau; base.t = t; base.t_bs = t_bs;
-    base.y = y; base.z = z; base.mx = (unsigned long long*)mx; base.info = info;
+    base.y = y; base.z = z; base.mx = (unsigned long long*)mx; base.info = info; base.cnt = cnt;
     base.batch = batch; base.m = m; base.n = n; base.k = k; base.ldw = m;
     base.orows = m; base.ocols = n;
 
@@ -228,9 +201,7 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
         u.nsplit = nsplit; u.srows = srows; u.ldy = cols; u.trans = trans;
         u.tiles = nsplit * ctiles;
         if (g_fuse) {
-            KT<T>::vtw(nbk)<<<(unsigned)(batch * u.tiles), 256, 0, s>>>(u, cnt);
-            CK(cudaGetLastError());
-            if (tm) tm->mark(trans ? S_VTC : S_QVTC);
+            launch<T>(KT<T>::vtw(nbk), (size_t)batch * u.tiles, 256, 0, s, u, tm, trans ? S_VTC : S_QVTC);
         } else {
             launch<T>(KT<T>::vtc(nbk), (size_t)batch * u.tiles, 256, 0, s, u, tm, trans ? S_VTC : S_QVTC);
             u.tiles = ctiles;
@@ -248,7 +219,12 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
         pp.k0 = k0; pp.nb = nb; pp.panel = panel;
         const bool sm = smem <= room;
         BqFn rf = KT<T>::reg(nbk);
-        if (g_reg && rf && rows <= REG_RPT * REG_MAXT) {
+        const int rpt = rows <= 1024 ? 2 : 4;
+        BqFn uf = KT<T>::ru(nbk, rpt);
+        if (g_reg == 2 && batch <= g_sms && uf && rows <= rpt * 512) {
+            const int rt = std::max(64, ((rows + rpt - 1) / rpt + 31) / 32 * 32);
+            launch<T>(uf, batch, rt, 0, s, pp, tm, S_PANEL);
+        } else if (g_reg >= 1 && rf && rows <= REG_RPT * REG_MAXT) {
             const int rt = std::max(64, ((rows + REG_RPT - 1) / REG_RPT + 31) / 32 * 32);
             launch<T>(rf, batch, rt, 0, s, pp, tm, S_PANEL);
         } else {
@@ -271,6 +247,13 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
     }
     for (void* b : {w, qw, tau, t, y, z, mx, (void*)cnt})
         if (b) CK(cudaFreeAsync(b, s));
+}
+
+static std::string vname() {
+    std::string v = g_reg == 2 ? "ru" : g_reg == 1 ? "reg" : "smem";
+    if (g_fuse) v += "+vtw";
+    if (!g_pf) v += "+nopf";
+    return v;
 }
 
 template <typename T>
@@ -369,8 +352,8 @@ static void shape(int batch, int m, int n) {
         run_blocked<T>(batch, m, n, true, da[it % nbuf], dq, dr, di, s, &tm);
         tm.sums(st);
     }
-    printf("%s %dx%dx%d nb=%d %s: check %s (rec %.2e orth %.2e info %u) | call %.3f ms (min %.3f), r mode %.3f ms\n",
-           KT<T>::name(), batch, m, n, g_nb, g_reg ? (g_fuse ? "regpanel+vtw" : "regpanel") : "smempanel", ok ? "ok" : "FAILED", rec, orth, info0, ts[ts.size() / 2], ts[0],
+    printf("%s %dx%dx%d nb=%d waves=%d %s: check %s (rec %.2e orth %.2e info %u) | call %.3f ms (min %.3f), r mode %.3f ms\n",
+           KT<T>::name(), batch, m, n, g_nb, g_waves, vname().c_str(), ok ? "ok" : "FAILED", rec, orth, info0, ts[ts.size() / 2], ts[0],
            tr[tr.size() / 2]);
     double tot = 0;
     for (int i = 0; i < S_N; ++i) tot += st[i] / 3;
@@ -386,6 +369,8 @@ static void shape(int batch, int m, int n) {
 
 int main(int argc, char** argv) {
     if (argc > 1) g_nb = atoi(argv[1]);
+    const int g_nb0 = g_nb;
+    if (getenv("LAB_WAVES")) g_waves = atoi(getenv("LAB_WAVES"));
     cudaDeviceProp pr;
     CK(cudaGetDeviceProperties(&pr, 0));
     g_sms = pr.multiProcessorCount;
@@ -399,13 +384,19 @@ int main(int argc, char** argv) {
     }
     set_smem_attrs<float>();
     set_smem_attrs<double>();
-    const int shapes[][3] = {{1, 1024, 1024}, {256, 256, 256}, {1, 256, 256}, {1, 128, 128}, {16, 2048, 64}, {1, 4096, 1024}};
-    // variants: the library as it is; + register panel; + register panel and bq_vtc_tw
-    for (int v = 0; v < 3; ++v) {
-        g_reg = v >= 1;
-        g_fuse = v >= 2;
-        for (auto& sh : shapes) shape<float>(sh[0], sh[1], sh[2]);
-        for (auto& sh : shapes) shape<double>(sh[0], sh[1], sh[2]);
+    const int shapes[][3] = {{1, 1024, 1024}, {256, 256, 256}, {16, 1024, 64}, {16, 2048, 64}, {1, 256, 256}, {1, 1536, 1536}};
+    const int nsh = sizeof shapes / sizeof shapes[0];
+    // variants: 0 the library before session 3; 1 now without the prefetches; 2 now;
+    // 3 now with NB = 16
+    const char* only = getenv("LAB_VARS");
+    for (int v = 0; v < 4; ++v) {
+        if (only && !strchr(only, '0' + v)) continue;
+        g_reg = v == 0 ? 1 : 2;
+        g_fuse = v >= 1;
+        g_pf = v >= 2;
+        g_nb = v == 3 ? 16 : g_nb0;
+        for (int i = 0; i < nsh; ++i) shape<float>(shapes[i][0], shapes[i][1], shapes[i][2]);
+        for (int i = 0; i < nsh; ++i) shape<double>(shapes[i][0], shapes[i][1], shapes[i][2]);
     }
     return 0;
 }

@@ -5,9 +5,10 @@
 //! Per call, all on the caller's stream with pool scratch and no host synchronisation:
 //! max|a| per matrix, the scaled column-major work copy W; per panel of NB columns the
 //! panel factorisation (one block a matrix, T built on the way) and the trailing update
-//! `C -= V T^T V^T C` as three grid-wide kernels (split-K `V^T C`, `T^T` times the sum of
-//! the splits, `C -= V Z`); R and the info words written out; for Q, Qw = I and the
-//! panels applied backwards (`Qw = H_p Qw`, columns from the panel's first on), then Q.
+//! `C -= V T^T V^T C` as two grid-wide kernels (split-K `V^T C` with `T^T` applied to the
+//! sum of the splits by the last block of each column tile, then `C -= V Z`); R and the
+//! info words written out; for Q, Qw = I and the panels applied backwards
+//! (`Qw = H_p Qw`, columns from the panel's first on), then Q.
 
 use cudarc::driver::sys as cu;
 
@@ -38,6 +39,7 @@ struct BqArgs {
     z: u64,
     mx: u64,
     info: u64,
+    cnt: u64,
     batch: i32,
     m: i32,
     n: i32,
@@ -94,11 +96,12 @@ pub(crate) fn instantiations() -> Vec<(String, String)> {
                     format!("BL_BQ_PANEL_REG({tn}, {ct}, {nb})"),
                 ));
             }
-            for (k, mac) in [
-                ("bq_vtc", "BL_BQ_VTC"),
-                ("bq_tw", "BL_BQ_TW"),
-                ("bq_upd", "BL_BQ_UPD"),
-            ] {
+            for rpt in [2, 4] {
+                if has_ru_panel(tn, nb, rpt) {
+                    v.push(ru_inst(tn, ct, nb, rpt));
+                }
+            }
+            for (k, mac) in [("bq_vtw", "BL_BQ_VTW"), ("bq_upd", "BL_BQ_UPD")] {
                 v.push((
                     format!("{k}_{tn}_nb{nb}"),
                     format!("{mac}({tn}, {ct}, {nb})"),
@@ -118,6 +121,31 @@ fn has_reg_panel(tn: &str, nb: usize) -> bool {
     tn == "f32" || nb == 16
 }
 
+/// Whether `bq_panel_ru` is instantiated for the type, width and rows a thread (2: f32 at
+/// 16/32 columns, f64 at 16; 4: f32 at 16 only; the others spill).
+fn has_ru_panel(tn: &str, nb: usize, rpt: usize) -> bool {
+    match rpt {
+        2 => tn == "f32" || nb == 16,
+        4 => tn == "f32" && nb == 16,
+        _ => false,
+    }
+}
+
+fn ru_inst(tn: &str, ct: &str, nb: usize, rpt: usize) -> (String, String) {
+    (
+        format!("bq_panel_ru_{tn}_nb{nb}_r{rpt}"),
+        format!("BL_BQ_PANEL_RU({tn}, {ct}, {nb}, {rpt})"),
+    )
+}
+
+/// Rows a thread of `bq_panel_ru` for a panel of `rows` rows (512 threads at most), if it
+/// takes the panel.
+fn ru_rpt(tn: &str, nb: usize, rows: usize) -> Option<usize> {
+    [2, 4]
+        .into_iter()
+        .find(|&rpt| rows <= rpt * 512 && has_ru_panel(tn, nb, rpt))
+}
+
 struct Kernels {
     max: Func,
     load: Func,
@@ -127,12 +155,30 @@ struct Kernels {
     panel_smem: Func,
     panel_glob: Func,
     panel_reg: Option<Func>,
-    vtc: Func,
-    tw: Func,
+    /// `bq_panel_ru` at 2 and 4 rows a thread, where instantiated.
+    panel_ru: [Option<Func>; 2],
+    vtw: Func,
     upd: Func,
 }
 
-fn kernels<T: Real>(dev: &Device, nb: usize, wantq: bool) -> Result<Kernels> {
+fn ru_func(
+    dev: &Device,
+    tn: &str,
+    ct: &str,
+    nb: usize,
+    rpt: usize,
+    want: bool,
+) -> Result<Option<Func>> {
+    if !want || !has_ru_panel(tn, nb, rpt) {
+        return Ok(None);
+    }
+    let (name, inst) = ru_inst(tn, ct, nb, rpt);
+    dev.function(&name, &inst, 0).map(Some)
+}
+
+/// The kernels of a call; `ru_for`: whether the call uses `bq_panel_ru` at 2 / 4 rows a
+/// thread (only those are compiled).
+fn kernels<T: Real>(dev: &Device, nb: usize, wantq: bool, ru_for: [bool; 2]) -> Result<Kernels> {
     let (tn, ct) = tname::<T>();
     let simple =
         |k: &str, mac: &str| dev.function(&format!("{k}_{tn}"), &format!("{mac}({tn}, {ct})"), 0);
@@ -180,22 +226,31 @@ fn kernels<T: Real>(dev: &Device, nb: usize, wantq: bool) -> Result<Kernels> {
         } else {
             None
         },
-        vtc: with_nb("bq_vtc", "BL_BQ_VTC")?,
-        tw: with_nb("bq_tw", "BL_BQ_TW")?,
+        panel_ru: [
+            ru_func(dev, tn, ct, nb, 2, ru_for[0])?,
+            ru_func(dev, tn, ct, nb, 4, ru_for[1])?,
+        ],
+        vtw: with_nb("bq_vtw", "BL_BQ_VTW")?,
         upd: with_nb("bq_upd", "BL_BQ_UPD")?,
     })
 }
 
 /// Panel width: 32 columns, or 16 where a 32-wide first panel does not fit in shared
-/// memory but a 16-wide one does (f64 beyond ~900 rows). `BATCHLIN_BQ_NB` (16 or 32)
-/// overrides it, for measurements.
-fn panel_width<T: Real>(dev: &Device, m: usize) -> usize {
+/// memory but a 16-wide one does (f64 beyond ~900 rows), or where only the 16-wide
+/// `bq_panel_ru` takes the panels (f64 with batch <= SMs and m <= 1024: 1x256x256 1.30 ->
+/// 0.85 ms). `BATCHLIN_BQ_NB` (16 or 32) overrides it, for measurements.
+fn panel_width<T: Real>(dev: &Device, batch: usize, m: usize) -> usize {
     if let Some(nb) = std::env::var("BATCHLIN_BQ_NB")
         .ok()
         .and_then(|s| s.parse::<usize>().ok())
         .filter(|&nb| nb == 16 || nb == 32)
     {
         return nb;
+    }
+    let (tn, _) = tname::<T>();
+    if batch <= dev.sm_count as usize && ru_rpt(tn, 32, m).is_none() && ru_rpt(tn, 16, m).is_some()
+    {
+        return 16;
     }
     let es = std::mem::size_of::<T>();
     let room = dev.smem_optin.saturating_sub(PANEL_STATIC_SMEM);
@@ -243,9 +298,21 @@ pub(crate) unsafe fn run<T: Real>(
     let wantq = c.q.is_some();
     let qc = if wantq { c.qcols } else { 0 };
     let es = std::mem::size_of::<T>();
-    let nbk = panel_width::<T>(dev, m);
+    let nbk = panel_width::<T>(dev, batch, m);
     let npan = k.div_ceil(nbk);
-    let ks = kernels::<T>(dev, nbk, wantq)?;
+    let (tn, _) = tname::<T>();
+    // The unrolled register panel where the panel blocks do not share SMs (a lone matrix,
+    // small batches); beyond that its long unrolled code is slower than bq_panel_reg
+    // (256x256x256 f32: 2.42 against 2.24 ms, gpu-lab/qr_blocked_lab.cu).
+    let ru_ok = batch <= dev.sm_count as usize;
+    let ru_of = |rows: usize| if ru_ok { ru_rpt(tn, nbk, rows) } else { None };
+    let mut ru_for = [false; 2];
+    for panel in 0..npan {
+        if let Some(rpt) = ru_of(m - panel * nbk) {
+            ru_for[rpt / 4] = true;
+        }
+    }
+    let ks = kernels::<T>(dev, nbk, wantq, ru_for)?;
     let ldw = m;
     let ldy = n.max(qc);
 
@@ -278,6 +345,13 @@ pub(crate) unsafe fn run<T: Real>(
         cu::cuMemsetD32Async(mx, 0, batch * 2, stream),
         "cuMemsetD32Async",
     )?;
+    // bq_vtw's counters, one a (matrix, 64-column tile); each returns to zero after use.
+    let ncnt = batch * ldy.div_ceil(64);
+    let cnt = sc.alloc(ncnt * 4)?;
+    check(
+        cu::cuMemsetD32Async(cnt, 0, ncnt, stream),
+        "cuMemsetD32Async",
+    )?;
 
     let base = BqArgs {
         a: c.a.ptr,
@@ -293,6 +367,7 @@ pub(crate) unsafe fn run<T: Real>(
         z,
         mx,
         info: c.info,
+        cnt,
         batch: batch as i32,
         m: m as i32,
         n: n as i32,
@@ -335,24 +410,13 @@ pub(crate) unsafe fn run<T: Real>(
             ..base
         };
         launch(
-            ks.vtc,
+            ks.vtw,
             grid(batch * nsplit * ctiles)?,
             256,
             0,
             stream,
             &BqArgs {
                 tiles: (nsplit * ctiles) as i32,
-                ..p
-            },
-        )?;
-        launch(
-            ks.tw,
-            grid(batch * ctiles)?,
-            256,
-            0,
-            stream,
-            &BqArgs {
-                tiles: ctiles as i32,
                 ..p
             },
         )?;
@@ -384,7 +448,10 @@ pub(crate) unsafe fn run<T: Real>(
             panel: panel as i32,
             ..base
         };
-        if let (Some(f), true) = (ks.panel_reg, rows <= REG_PANEL_ROWS) {
+        if let Some((rpt, f)) = ru_of(rows).and_then(|rpt| Some((rpt, ks.panel_ru[rpt / 4]?))) {
+            let threads = (rows.div_ceil(rpt).div_ceil(32) * 32).max(64);
+            launch(f, grid(batch)?, threads as u32, 0, stream, &p)?;
+        } else if let (Some(f), true) = (ks.panel_reg, rows <= REG_PANEL_ROWS) {
             launch(f, grid(batch)?, threads as u32, 0, stream, &p)?;
         } else if smem <= room {
             launch(

@@ -7,8 +7,11 @@
 //              (xGEQR2 conventions, tau = 0 rule), in shared memory when it fits, else in
 //              place in global memory; builds the panel's T (xLARFT, H = I - V T V^T) on
 //              the way: the reduction that gives w = v^T C also gives V^T v.
-//   bq_vtc     Y_s = V^T C over row split s (split-K across the grid; partials kept apart)
-//   bq_tw      Z = op(T) (sum_s Y_s): T^T while factoring (H^T C), T while forming Q (H C)
+//              bq_panel_ru (rows in registers, the column loop unrolled, T after the loop)
+//              for a lone matrix or small batches, bq_panel_reg for large batches.
+//   bq_vtw     Z = op(T) (sum_s Y_s), Y_s = V^T C over row split s (split-K across the
+//              grid; the last block of each column tile sums the splits in a fixed order):
+//              T^T while factoring (H^T C), T while forming Q (H C)
 //   bq_upd     C -= V Z
 // Q is formed backwards (xORGQR): Qw = I (m x qcols), then for panels from the last,
 // Qw[k0:m, k0:qcols] = H_p Qw[k0:m, k0:qcols]. R and Q are written out with the signs
@@ -31,6 +34,7 @@ struct BqArgs {
     void* z;  // bq_tw result: (b * NB + row) * ldy + col
     unsigned long long* mx;  // per matrix: bits of max|a| (+inf: NaN/Inf seen)
     unsigned int* info;
+    unsigned int* cnt;  // bq_vtc_tw: a counter per (matrix, column tile), zero between launches
     int batch, m, n, k, ldw;
     int k0, nb, panel;  // the panel: columns [k0, k0 + nb)
     int c0, c1;         // columns of C updated: [c0, c1)
@@ -455,6 +459,112 @@ __device__ __forceinline__ void bq_panel_reg(const BqArgs& p) {
     }
 }
 // ---------------------------------------------------------------------------------
+// bq_panel_ru: the register panel with the column loop unrolled (NB compile-time steps,
+// the last panel's nb <= NB by a uniform guard), so column kk of the rows in registers is
+// addressed directly (no select chains) and the rank-1 update touches only the columns
+// right of kk. T is not built during the loop: each step keeps V^T v_kk (which the one
+// vector reduction gives anyway) and tau_kk; after the loop thread i builds row i of T by
+// the row recurrence T[i][j] = -tau_j sum_{l<j} T[i][l] (V^T v_j)[l] (T[i][i] = tau_i),
+// which needs no barrier. Thread t owns rows t + q*NT (q < RPT): panels of up to
+// RPT * 512 rows.
+template <typename T, int NB, int RPT>
+__device__ __forceinline__ void bq_panel_ru(const BqArgs& p) {
+    __shared__ T s_ss[32];
+    __shared__ T s_alpha[1];
+    __shared__ T s_red[32][NB + 1];
+    __shared__ T s_g[NB][NB + 1];  // s_g[kk][l] = (V^T v_kk)[l] (l > kk: w of the update)
+    __shared__ T s_tau[NB];
+    const int tid = threadIdx.x, NT = blockDim.x, lane = tid & 31, wid = tid >> 5, NW = NT >> 5;
+    const bl_i64 b = blockIdx.x;
+    const int k0 = p.k0, nb = p.nb, r = p.m - k0;
+    const int ldg = p.ldw;
+    T* Wp = (T*)p.w + b * p.w_bs + k0 + (bl_i64)k0 * ldg;
+    T a[RPT][NB];
+#pragma unroll
+    for (int q = 0; q < RPT; ++q) {
+        const int i = tid + q * NT;
+#pragma unroll
+        for (int j = 0; j < NB; ++j) a[q][j] = (i < r && j < nb) ? Wp[i + (bl_i64)j * ldg] : T(0);
+    }
+#pragma unroll
+    for (int kk = 0; kk < NB; ++kk) {
+        if (kk < nb) {
+            T part = T(0);
+#pragma unroll
+            for (int q = 0; q < RPT; ++q)
+                if (tid + q * NT > kk) part += a[q][kk] * a[q][kk];
+            if (tid == kk) s_alpha[0] = a[0][kk];
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1) part += bl_shfl_xor(part, off);
+            if (lane == 0) s_ss[wid] = part;
+            __syncthreads();
+            T ss = T(0);
+            for (int w = 0; w < NW; ++w) ss += s_ss[w];
+            const T alpha = s_alpha[0];
+            T beta, tau, scal;
+            bl_householder(alpha, ss, beta, tau, scal);
+            T v[RPT];
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const int i = tid + q * NT;
+                v[q] = (i > kk) ? a[q][kk] * scal : (i == kk ? T(1) : T(0));
+                if (i > kk) a[q][kk] = v[q];
+            }
+            T acc[NB];
+#pragma unroll
+            for (int j = 0; j < NB; ++j) {
+                acc[j] = T(0);
+                if (j != kk)
+#pragma unroll
+                    for (int q = 0; q < RPT; ++q) acc[j] += v[q] * a[q][j];
+            }
+            const T mine = bq_warp_vsum<T, NB>(acc, lane);
+            if (lane < NB) s_red[wid][lane] = mine;
+            __syncthreads();
+            if (tid < NB) {
+                T s = T(0);
+                for (int w = 0; w < NW; ++w) s += s_red[w][tid];
+                s_g[kk][tid] = s;
+            }
+            if (tid == 0) s_tau[kk] = tau;
+            __syncthreads();
+            if (kk + 1 < NB && tau != T(0)) {
+#pragma unroll
+                for (int j = kk + 1; j < NB; ++j) {
+                    const T tw = tau * s_g[kk][j];
+#pragma unroll
+                    for (int q = 0; q < RPT; ++q) a[q][j] -= tw * v[q];
+                }
+            }
+            if (tid == kk) a[0][kk] = beta;
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < RPT; ++q) {
+        const int i = tid + q * NT;
+#pragma unroll
+        for (int j = 0; j < NB; ++j)
+            if (i < r && j < nb) Wp[i + (bl_i64)j * ldg] = a[q][j];
+    }
+    // T, row tid: T[i][j] = 0 (j < i), tau_i (j = i), -tau_j sum_{i<=l<j} T[i][l] g_j[l].
+    if (tid < NB) {
+        const int i = tid;
+        T row[NB];
+#pragma unroll
+        for (int j = 0; j < NB; ++j) {
+            T s = T(0);
+#pragma unroll
+            for (int l = 0; l < j; ++l) s += row[l] * s_g[j][l];
+            const T tj = j < nb ? s_tau[j] : T(0);
+            row[j] = (j < i || j >= nb) ? T(0) : (j == i ? tj : -tj * s);
+        }
+        if (i < nb) ((T*)p.tau)[b * p.k + k0 + i] = row[i];
+        T* Tg = (T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB + i * NB;
+#pragma unroll
+        for (int j = 0; j < NB; ++j) Tg[j] = row[j];
+    }
+}
+// ---------------------------------------------------------------------------------
 // The update C -= V op(T) V^T C of rows [k0, m), columns [c0, c1) of C.
 // V (r x nb, unit lower trapezoidal) is read from W's panel columns with the mask.
 
@@ -466,17 +576,15 @@ __device__ __forceinline__ T bq_v(const T* Wv, bl_i64 ld, int il, int a, int nb)
     return Wv[il + a * ld];
 }
 
-// Y_s = V[split s]^T C[split s, c-tile]: NB x 64 outputs a block, 256 threads.
-// Grid: matrix * (nsplit * ctiles) + s * ctiles + ct.
-template <typename T, int NB>
-__device__ __forceinline__ void bq_vtc(const BqArgs& p) {
-    constexpr int AR = NB / 16;
-    __shared__ T Vs[32][NB + 1];
-    __shared__ T Cs[32][65];
-    const bl_i64 b = blockIdx.x / p.tiles;
-    const int rest = (int)(blockIdx.x - b * p.tiles);
-    const int ctiles = p.tiles / p.nsplit;
-    const int s = rest / ctiles, ct = rest - s * ctiles;
+// acc = V[split s]^T C[split s, c-tile] for this block's NB x 64 outputs (256 threads,
+// thread (tx, ty) owns rows ty + 16x, columns tx + 16y). Grid: matrix * (nsplit * ctiles)
+// + s * ctiles + ct. Vs and Cs are the caller's shared arrays; free again on return.
+// PF: the next 32-row chunk of V and C is loaded into registers while the current one is
+// multiplied (one barrier pair a chunk either way).
+template <typename T, int NB, bool PF>
+__device__ __forceinline__ void bq_vtc_acc(const BqArgs& p, T (*Vs)[NB + 1], T (*Cs)[65], bl_i64 b, int s, int ct,
+                                           T (&acc)[NB / 16][4]) {
+    constexpr int AR = NB / 16, VPT = 32 * NB / 256, CPT = 32 * 64 / 256;
     const int r = p.m - p.k0;
     const int rs0 = s * p.srows, rs1 = min(r, rs0 + p.srows);
     const int col0 = p.c0 + ct * 64;
@@ -484,23 +592,61 @@ __device__ __forceinline__ void bq_vtc(const BqArgs& p) {
     const T* Wv = (const T*)p.w + b * p.w_bs + p.k0 + (bl_i64)p.k0 * ld;
     const T* C = (const T*)p.c + b * p.c_bs + p.k0;
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-    T acc[AR][4];
 #pragma unroll
     for (int x = 0; x < AR; ++x)
 #pragma unroll
         for (int y = 0; y < 4; ++y) acc[x][y] = T(0);
-    for (int ib = rs0; ib < rs1; ib += 32) {
-        for (int idx = tid; idx < 32 * NB; idx += 256) {
-            const int il = idx & 31, a = idx >> 5;
-            const int i = ib + il;
-            Vs[il][a] = (i < rs1) ? bq_v(Wv, ld, i, a, p.nb) : T(0);
+    T vr[VPT], cr[CPT];
+    if (PF && rs0 < rs1) {
+#pragma unroll
+        for (int u = 0; u < VPT; ++u) {
+            const int idx = tid + 256 * u, il = idx & 31, a = idx >> 5, i = rs0 + il;
+            vr[u] = (i < rs1) ? bq_v(Wv, ld, i, a, p.nb) : T(0);
         }
-        for (int idx = tid; idx < 32 * 64; idx += 256) {
-            const int il = idx & 31, cc = idx >> 5;
-            const int i = ib + il, col = col0 + cc;
-            Cs[il][cc] = (i < rs1 && col < p.c1) ? C[i + (bl_i64)col * ld] : T(0);
+#pragma unroll
+        for (int u = 0; u < CPT; ++u) {
+            const int idx = tid + 256 * u, il = idx & 31, cc = idx >> 5, i = rs0 + il, col = col0 + cc;
+            cr[u] = (i < rs1 && col < p.c1) ? C[i + (bl_i64)col * ld] : T(0);
+        }
+    }
+    for (int ib = rs0; ib < rs1; ib += 32) {
+        if (PF) {
+#pragma unroll
+            for (int u = 0; u < VPT; ++u) {
+                const int idx = tid + 256 * u;
+                Vs[idx & 31][idx >> 5] = vr[u];
+            }
+#pragma unroll
+            for (int u = 0; u < CPT; ++u) {
+                const int idx = tid + 256 * u;
+                Cs[idx & 31][idx >> 5] = cr[u];
+            }
+        } else {
+            for (int idx = tid; idx < 32 * NB; idx += 256) {
+                const int il = idx & 31, a = idx >> 5;
+                const int i = ib + il;
+                Vs[il][a] = (i < rs1) ? bq_v(Wv, ld, i, a, p.nb) : T(0);
+            }
+            for (int idx = tid; idx < 32 * 64; idx += 256) {
+                const int il = idx & 31, cc = idx >> 5;
+                const int i = ib + il, col = col0 + cc;
+                Cs[il][cc] = (i < rs1 && col < p.c1) ? C[i + (bl_i64)col * ld] : T(0);
+            }
         }
         __syncthreads();
+        if (PF && ib + 32 < rs1) {
+            const int nb0 = ib + 32;
+#pragma unroll
+            for (int u = 0; u < VPT; ++u) {
+                const int idx = tid + 256 * u, il = idx & 31, a = idx >> 5, i = nb0 + il;
+                vr[u] = (i < rs1) ? bq_v(Wv, ld, i, a, p.nb) : T(0);
+            }
+#pragma unroll
+            for (int u = 0; u < CPT; ++u) {
+                const int idx = tid + 256 * u, il = idx & 31, cc = idx >> 5, i = nb0 + il, col = col0 + cc;
+                cr[u] = (i < rs1 && col < p.c1) ? C[i + (bl_i64)col * ld] : T(0);
+            }
+        }
 #pragma unroll 8
         for (int il = 0; il < 32; ++il) {
             T v[AR], c[4];
@@ -515,6 +661,22 @@ __device__ __forceinline__ void bq_vtc(const BqArgs& p) {
         }
         __syncthreads();
     }
+}
+
+// Lab baseline only (gpu-lab/qr_blocked_lab.cu; the runtime launches bq_vtc_tw):
+// Y_s = V[split s]^T C[split s, c-tile], the partials kept apart.
+template <typename T, int NB>
+__device__ __forceinline__ void bq_vtc(const BqArgs& p) {
+    constexpr int AR = NB / 16;
+    __shared__ T Vs[32][NB + 1];
+    __shared__ T Cs[32][65];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int rest = (int)(blockIdx.x - b * p.tiles);
+    const int ctiles = p.tiles / p.nsplit;
+    const int s = rest / ctiles, ct = rest - s * ctiles;
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    T acc[AR][4];
+    bq_vtc_acc<T, NB, false>(p, Vs, Cs, b, s, ct, acc);
     T* Y = (T*)p.y + ((b * p.nsplit + s) * NB) * (bl_i64)p.ldy;
 #pragma unroll
     for (int x = 0; x < AR; ++x)
@@ -525,7 +687,7 @@ __device__ __forceinline__ void bq_vtc(const BqArgs& p) {
         }
 }
 
-// Z = op(T) sum_s Y_s for a 64-column tile; grid: matrix * ctiles + ct.
+// Lab baseline only: Z = op(T) sum_s Y_s for a 64-column tile; grid: matrix * ctiles + ct.
 template <typename T, int NB>
 __device__ __forceinline__ void bq_tw(const BqArgs& p) {
     __shared__ T Ys[NB][65];
@@ -560,9 +722,92 @@ __device__ __forceinline__ void bq_tw(const BqArgs& p) {
     }
 }
 
+// Z = op(T) sum_s Y_s (T^T while factoring, T while forming Q), Y_s = V^T C over row
+// split s: bq_vtc and bq_tw in one launch. With one split the block applies op(T) to its
+// own tile from shared memory; with several, each block writes its split's partial, and
+// the last block of a (matrix, column tile) to finish (a counter per tile in p.cnt, zeroed
+// once a call and reset by that block) sums the splits in a fixed order and applies
+// op(T): deterministic, one launch fewer per update (gpu-lab/qr_blocked_lab.cu: 1024^2
+// f32 4.62 -> 4.33 ms).
+template <typename T, int NB, bool PF>
+__device__ __forceinline__ void bq_vtc_tw(const BqArgs& p) {
+    constexpr int AR = NB / 16, PT = NB * 64 / 256;  // outputs a thread in the tail
+    __shared__ T Vs[32][NB + 1];
+    __shared__ T Cs[32][65];  // the C chunks; then (NB <= 32 rows) the summed Y tile
+    __shared__ T Ts[NB][NB + 1];
+    __shared__ int s_last;
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int rest = (int)(blockIdx.x - b * p.tiles);
+    const int ctiles = p.tiles / p.nsplit;
+    const int s = rest / ctiles, ct = rest - s * ctiles;
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    T acc[AR][4];
+    bq_vtc_acc<T, NB, PF>(p, Vs, Cs, b, s, ct, acc);
+    if (p.nsplit == 1) {
+#pragma unroll
+        for (int x = 0; x < AR; ++x)
+#pragma unroll
+            for (int y = 0; y < 4; ++y) Cs[ty + 16 * x][tx + 16 * y] = acc[x][y];
+    } else {
+        T* Y = (T*)p.y + ((b * p.nsplit + s) * NB) * (bl_i64)p.ldy;
+#pragma unroll
+        for (int x = 0; x < AR; ++x)
+#pragma unroll
+            for (int y = 0; y < 4; ++y) {
+                const int a = ty + 16 * x, cc = ct * 64 + tx + 16 * y;
+                if (cc < p.ldy) Y[(bl_i64)a * p.ldy + cc] = acc[x][y];
+            }
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) s_last = atomicAdd(p.cnt + b * ctiles + ct, 1u) == (unsigned)(p.nsplit - 1);
+        __syncthreads();
+        if (!s_last) return;
+        __threadfence();
+        if (tid == 0) p.cnt[b * ctiles + ct] = 0u;
+        // The sum in split order; a thread's PT outputs loaded together (independent
+        // loads in flight), each still summed in the same fixed order.
+        const T* Ys = (const T*)p.y + (b * p.nsplit * NB) * (bl_i64)p.ldy;
+        const int cc = tid & 63, a0 = tid >> 6, col = ct * 64 + cc;
+        T sum[PT];
+#pragma unroll
+        for (int u = 0; u < PT; ++u) sum[u] = T(0);
+        if (col < p.ldy) {
+#pragma unroll 2
+            for (int sp = 0; sp < p.nsplit; ++sp) {
+                T y[PT];
+#pragma unroll
+                for (int u = 0; u < PT; ++u) y[u] = __ldcg(Ys + ((bl_i64)sp * NB + a0 + 4 * u) * p.ldy + col);
+#pragma unroll
+                for (int u = 0; u < PT; ++u) sum[u] += y[u];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < PT; ++u) Cs[a0 + 4 * u][cc] = sum[u];
+    }
+    const T* Tg = (const T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB;
+    for (int idx = tid; idx < NB * NB; idx += 256) {
+        const int i = idx / NB, j = idx - i * NB;
+        if (p.trans) Ts[j][i] = Tg[idx];
+        else Ts[i][j] = Tg[idx];
+    }
+    __syncthreads();
+    T* Z = (T*)p.z + (b * NB) * (bl_i64)p.ldy;
+    for (int idx = tid; idx < NB * 64; idx += 256) {
+        const int a = idx >> 6, cc = idx & 63;
+        const int col = ct * 64 + cc;
+        T sum = T(0);
+#pragma unroll
+        for (int l = 0; l < NB; ++l) sum += Ts[a][l] * Cs[l][cc];
+        if (col < p.ldy) Z[(bl_i64)a * p.ldy + col] = sum;
+    }
+}
+
 // C[k0:m, c0:c1] -= V Z: 64 x 64 tiles, 256 threads, 4 x 4 a thread.
 // Grid: matrix * (rtiles * ctiles) + rt * ctiles + ct, tiles = rtiles * ctiles.
-template <typename T, int NB>
+// PF: the thread's C elements are loaded first, in flight while V and Z are staged (and
+// subtracted at the end as without PF: C - (V Z), the same rounding; folding C into the
+// accumulator instead doubled the factorisation's error, measured in the lab).
+template <typename T, int NB, bool PF>
 __device__ __forceinline__ void bq_upd(const BqArgs& p) {
     __shared__ T Vs[NB][65];
     __shared__ T Zs[NB][65];
@@ -577,6 +822,17 @@ __device__ __forceinline__ void bq_upd(const BqArgs& p) {
     T* C = (T*)p.c + b * p.c_bs + p.k0 + (bl_i64)p.c0 * ld;
     const T* Z = (const T*)p.z + (b * NB) * (bl_i64)p.ldy;
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    T acc[4][4], cv[4][4];
+#pragma unroll
+    for (int y = 0; y < 4; ++y) {
+        const int col = cl0 + ty + 16 * y;
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+            const int i = row0 + tx + 16 * x;
+            acc[x][y] = T(0);
+            cv[x][y] = (PF && col < p.ldy && i < r) ? C[i + (bl_i64)col * ld] : T(0);
+        }
+    }
     for (int idx = tid; idx < 64 * NB; idx += 256) {
         const int il = idx & 63, a = idx >> 6;
         const int i = row0 + il;
@@ -586,11 +842,6 @@ __device__ __forceinline__ void bq_upd(const BqArgs& p) {
         Zs[a][cc] = (col < p.ldy) ? Z[(bl_i64)a * p.ldy + col] : T(0);
     }
     __syncthreads();
-    T acc[4][4];
-#pragma unroll
-    for (int x = 0; x < 4; ++x)
-#pragma unroll
-        for (int y = 0; y < 4; ++y) acc[x][y] = T(0);
 #pragma unroll
     for (int a = 0; a < NB; ++a) {
         T v[4], z[4];
@@ -610,7 +861,10 @@ __device__ __forceinline__ void bq_upd(const BqArgs& p) {
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
             const int i = row0 + tx + 16 * x;
-            if (i < r) C[i + (bl_i64)col * ld] -= acc[x][y];
+            if (i < r) {
+                if (PF) C[i + (bl_i64)col * ld] = cv[x][y] - acc[x][y];
+                else C[i + (bl_i64)col * ld] -= acc[x][y];
+            }
         }
     }
 }
@@ -633,23 +887,33 @@ __device__ __forceinline__ void bq_upd(const BqArgs& p) {
     extern "C" __global__ void __launch_bounds__(512) bq_panel_reg_##TN##_nb##NB(BqArgs p) {  \
         bq_panel_reg<T, NB, 2>(p);                                                           \
     }
+#define BL_BQ_PANEL_RU(TN, T, NB, RPT)                                                                \
+    extern "C" __global__ void __launch_bounds__(512) bq_panel_ru_##TN##_nb##NB##_r##RPT(BqArgs p) { \
+        bq_panel_ru<T, NB, RPT>(p);                                                                   \
+    }
+// bq_vtc / bq_tw: the lab's baseline only (the runtime launches bq_vtw).
 #define BL_BQ_VTC(TN, T, NB) \
     extern "C" __global__ void __launch_bounds__(256) bq_vtc_##TN##_nb##NB(BqArgs p) { bq_vtc<T, NB>(p); }
 #define BL_BQ_TW(TN, T, NB) \
     extern "C" __global__ void __launch_bounds__(256) bq_tw_##TN##_nb##NB(BqArgs p) { bq_tw<T, NB>(p); }
+#define BL_BQ_VTW(TN, T, NB) \
+    extern "C" __global__ void __launch_bounds__(256) bq_vtw_##TN##_nb##NB(BqArgs p) { bq_vtc_tw<T, NB, true>(p); }
 #define BL_BQ_UPD(TN, T, NB) \
-    extern "C" __global__ void __launch_bounds__(256) bq_upd_##TN##_nb##NB(BqArgs p) { bq_upd<T, NB>(p); }
+    extern "C" __global__ void __launch_bounds__(256) bq_upd_##TN##_nb##NB(BqArgs p) { bq_upd<T, NB, true>(p); }
 // The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
 #define BL_BQ_ALL(TN, T)                                                                     \
     BL_BQ_MAX(TN, T) BL_BQ_LOAD(TN, T) BL_BQ_EYE(TN, T) BL_BQ_STORE_R(TN, T) BL_BQ_STORE_Q(TN, T) \
     BL_BQ_PANEL(TN, T, 16, true, smem) BL_BQ_PANEL(TN, T, 16, false, glob)                  \
     BL_BQ_PANEL(TN, T, 32, true, smem) BL_BQ_PANEL(TN, T, 32, false, glob)                  \
-    BL_BQ_VTC(TN, T, 16) BL_BQ_TW(TN, T, 16) BL_BQ_UPD(TN, T, 16)                           \
-    BL_BQ_VTC(TN, T, 32) BL_BQ_TW(TN, T, 32) BL_BQ_UPD(TN, T, 32)
+    BL_BQ_VTC(TN, T, 16) BL_BQ_TW(TN, T, 16) BL_BQ_VTW(TN, T, 16) BL_BQ_UPD(TN, T, 16)      \
+    BL_BQ_VTC(TN, T, 32) BL_BQ_TW(TN, T, 32) BL_BQ_VTW(TN, T, 32) BL_BQ_UPD(TN, T, 32)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_BQ_ALL(f32, float)
 BL_BQ_ALL(f64, double)
-// The register panel: f64 only at 16 columns (32 would spill at 512 threads).
+// The register panels: f64 only at 16 columns (32 would spill at 512 threads); 4 rows a
+// thread only for f32 at 16 columns (f64 spills).
 BL_BQ_PANEL_REG(f32, float, 16) BL_BQ_PANEL_REG(f32, float, 32) BL_BQ_PANEL_REG(f64, double, 16)
+BL_BQ_PANEL_RU(f32, float, 16, 2) BL_BQ_PANEL_RU(f32, float, 32, 2) BL_BQ_PANEL_RU(f32, float, 16, 4)
+BL_BQ_PANEL_RU(f64, double, 16, 2)
 #endif
