@@ -143,6 +143,17 @@ pub(crate) fn reg_shape<T: Real>(m: usize, ncols: usize) -> Option<(usize, usize
         .min_by_key(|&(mm, w, rs)| (w, mm, rs))
 }
 
+/// Whether Auto sends m x `ncols` to the warp kernel: wherever it fits, it beat `wy` at
+/// every shape measured (4096x64x64 f32 0.48 vs 0.87 ms, f64 1.15 vs 1.51; 4x64x64
+/// 0.053 vs 0.10), except float64 on the 64-row split kernel below 48 columns (4096x64x32
+/// 0.80 vs 0.62, 64x40 0.89 vs 0.81; 48x48 0.96 vs 1.00): cuda-qr.md, session 3.
+fn warp_wins<T: Real>(m: usize, ncols: usize) -> bool {
+    match reg_shape::<T>(m, ncols) {
+        Some((_, _, rs)) => !(T::DTYPE == DType::F64 && rs > 1 && ncols < 48),
+        None => false,
+    }
+}
+
 /// Threads of a warp-kernel block and the matrices it holds (kernels/qr.cu `BlWarpShape`).
 fn warp_block(w: usize, rs: usize) -> (usize, usize) {
     let threads = (w * rs).max(128);
@@ -188,9 +199,7 @@ pub(crate) fn choose<T: Real>(
         }
         return QrKernel::Tall;
     }
-    // warp wherever it fits: faster than wy at every shape measured up to 64x64 (4096x64x64
-    // f32 0.48 vs 0.86 ms, f64 1.12 vs 1.50; 4x64x64 0.053 vs 0.099: cuda-qr.md, session 3)
-    if reg_shape::<T>(m, ncols).is_some() {
+    if warp_wins::<T>(m, ncols) {
         return QrKernel::Warp;
     }
     // wy up to 128 rows (1024x128x128 f32 1.35 ms against blocked's 1.69).
@@ -495,7 +504,7 @@ unsafe fn tall<T: Real>(
     p.q_rs = n as i64;
     p.q_cs = 1;
     p.qcols = n as i32;
-    let top_kind = if reg_shape::<T>(rows, n).is_some() {
+    let top_kind = if warp_wins::<T>(rows, n) {
         QrKernel::Warp
     } else {
         QrKernel::Wy
