@@ -187,8 +187,9 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
         if (BlT<T>::abs_(beta) <= thr) rd = 1;
     };
     // x -= tw * v_k (v_k = [1; scal * u_k]) where tw = tau * v_k^T x, for lanes taking it.
-    // Returns, in ss, the column's sum of squares below row k + 1 (the next reflector's).
-    auto apply = [&](const int k, T* x, const T tau, const T scal, const bool take, T& ss) {
+    // With `norm`, returns in ss the column's sum of squares below row k + 1 (the next
+    // reflector's; only the warp holding column k + 1 needs it).
+    auto apply = [&](const int k, T* x, const T tau, const T scal, const bool take, const bool norm, T& ss) {
         const T* uk = su + k * CS + h * PITCH;
         T d[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
@@ -209,7 +210,6 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
         const T tw = take ? tau * w : T(0);
         const T sw = tw * scal;
         if (h == k % RS) x[k / RS] -= tw;
-        T s[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
         for (int c = 0; c < MR; c += VN) {
             if ((c + VN - 1) * RS + RS - 1 > k) {
@@ -218,17 +218,21 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
 #pragma unroll
                 for (int q = 0; q < VN; ++q) {
                     const int i = c + q;
-                    if (i * RS + RS - 1 > k) {
-                        x[i] -= sw * (below(i, k) ? u[q] : T(0));
-                        if (i * RS + RS - 1 > k + 1) {
-                            const T xv = below(i, k + 1) ? x[i] : T(0);
-                            s[i & 3] += xv * xv;
-                        }
-                    }
+                    if (i * RS + RS - 1 > k) x[i] -= sw * (below(i, k) ? u[q] : T(0));
                 }
             }
         }
-        ss = bl_rs_sum<T, RS>((s[0] + s[1]) + (s[2] + s[3]));
+        if (norm) {
+            T s[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll
+            for (int i = 0; i < MR; ++i) {
+                if (i * RS + RS - 1 > k + 1) {
+                    const T xv = below(i, k + 1) ? x[i] : T(0);
+                    s[i & 3] += xv * xv;
+                }
+            }
+            ss = bl_rs_sum<T, RS>((s[0] + s[1]) + (s[2] + s[3]));
+        }
     };
 
     // Factor.
@@ -246,7 +250,8 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
         for (int k = 0; k < KMAX; ++k) {
             if (k >= K) break;
             T ss = T(0);
-            if (wc0 + WC - 1 > k) apply(k, a, tau, scal, j > k, ss);  // else: no column right of k
+            // else: no column right of k; the sum of squares only where column k + 1 is
+            if (wc0 + WC - 1 > k) apply(k, a, tau, scal, j > k, wc0 + WC > k + 1 && wc0 <= k + 1, ss);
             if (k + 1 < K) reflector(k + 1, ss, tau, scal);
         }
     }
@@ -280,7 +285,7 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
     for (int k = KMAX - 1; k >= 0; --k) {
         if (k < K && wc0 + WC - 1 >= k) {
             T ss;
-            apply(k, a, s_tau[k], s_scal[k], true, ss);
+            apply(k, a, s_tau[k], s_scal[k], true, false, ss);
         }
     }
     if (live && j < p.qcols) {
