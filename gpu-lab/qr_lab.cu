@@ -25,8 +25,8 @@
     } while (0)
 
 typedef long long i64;
-enum Kind { WARP, BLOCK, SMEM, GLOBAL, TALL, AUTO, WY };
-static const char* kind_name[] = {"warp", "block", "smem", "global", "tall", "auto", "wy"};
+enum Kind { WARP, BLOCK, SMEM, TALL, AUTO, WY };  // BLOCK: retired, never runs
+static const char* kind_name[] = {"warp", "block", "smem", "tall", "auto", "wy"};
 static int g_wy_threads = 256;
 
 typedef void (*QrFn)(QrArgs);
@@ -58,7 +58,6 @@ template <typename T> struct KT;
 template <> struct KT<float> {
     static const int f64 = 0;
     static QrFn smem() { return qr_smem_f32; }
-    static QrFn glob() { return qr_global_f32; }
     static void (*gemm())(GemmArgs) { return gemm_f32; }
     static QrFn wy(int rpl) {
         if (g_wy_nb16) return rpl == 2 ? qr_wyx_f32_r2_nb16 : qr_wyx_f32_r4_nb16;
@@ -70,7 +69,6 @@ template <> struct KT<float> {
 template <> struct KT<double> {
     static const int f64 = 1;
     static QrFn smem() { return qr_smem_f64; }
-    static QrFn glob() { return qr_global_f64; }
     static void (*gemm())(GemmArgs) { return gemm_f64; }
     static QrFn wy(int rpl) { return rpl == 2 ? qr_wy_f64_r2 : qr_wy_f64_r4; }
     static int nb() { return 8; }
@@ -150,23 +148,14 @@ static bool qr_single(Kind kind, int batch, int inner, int m, int m_last, int n,
         CK(cudaGetLastError());
         return true;
     }
-    if (kind == SMEM || kind == GLOBAL) {
+    if (kind == SMEM) {
         const int K = std::min(m, n);
         const int ld = ncols | 1;
         const int threads = std::min(1024, std::max(64, (ncols + 31) / 32 * 32));
-        size_t smem = (size_t)(2 * m + 64 + 2 * K) * sizeof(T);
+        const size_t smem = (size_t)(m * ld + 2 * m + 64 + 2 * K) * sizeof(T);  // qr.rs smem_bytes
         p.wld = ld;
-        QrFn fn;
-        if (kind == SMEM) {
-            smem += (size_t)m * ld * sizeof(T);
-            if (smem > 227 * 1024) return false;
-            fn = KT<T>::smem();
-        } else {
-            if (smem > 227 * 1024) return false;
-            p.work = sc.get((size_t)total * m * ld * sizeof(T), s);
-            p.work_bs = (i64)m * ld;
-            fn = KT<T>::glob();
-        }
+        if (smem > 227 * 1024) return false;
+        QrFn fn = KT<T>::smem();
         CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         fn<<<(unsigned)total, threads, smem, s>>>(p);
         CK(cudaGetLastError());
@@ -479,9 +468,9 @@ static void checks(bool small, bool tall) {
     const S shapes[] = {{37, 1, 1}, {37, 5, 3}, {37, 8, 8}, {37, 9, 7}, {37, 16, 16}, {37, 17, 16}, {37, 3, 9},
                         {37, 32, 32}, {37, 33, 30}, {37, 64, 32}, {37, 100, 20}, {37, 128, 32}, {37, 20, 64},
                         {19, 64, 64}, {19, 65, 60}, {19, 128, 64}, {19, 128, 128}, {19, 100, 128}, {5, 200, 150}};
-    if (small) for (Kind kd : {WARP, BLOCK, SMEM, GLOBAL})
+    if (small) for (Kind kd : {WARP, SMEM})
         for (auto s : shapes) check<T>(kd, s.b, s.m, s.n, false, true, ROWMAJOR, NONE, sd++);
-    if (small) for (Kind kd : {WARP, BLOCK, SMEM, GLOBAL}) {
+    if (small) for (Kind kd : {WARP, SMEM}) {
         check<T>(kd, 37, 24, 20, true, true, COLMAJOR, NONE, sd++);
         check<T>(kd, 37, 30, 30, false, true, PADDED, NONE, sd++);
         check<T>(kd, 37, 30, 30, false, false, ROWMAJOR, NONE, sd++);
@@ -496,8 +485,6 @@ static void checks(bool small, bool tall) {
         if (sp != HUGE_) check<T>(TALL, 3, 2000, 50, false, true, PADDED, sp, sd++);  // 1e37: R overflows f32
     }
     check<T>(TALL, 3, 1000, 64, false, false, ROWMAJOR, NONE, sd++);
-    check<T>(GLOBAL, 2, 256, 256, false, true, ROWMAJOR, NONE, sd++);
-    check<T>(GLOBAL, 2, 300, 200, true, true, COLMAJOR, NONE, sd++);
 }
 
 int main(int argc, char** argv) {
@@ -678,16 +665,14 @@ int main(int argc, char** argv) {
         const S shapes[] = {{4096, 8, 8}, {4096, 16, 16}, {4096, 32, 32}, {4096, 64, 64}, {1024, 128, 128},
                             {256, 256, 256}, {16, 1024, 64}, {16, 2048, 64}, {1, 1024, 1024}, {4096, 128, 32}, {1024, 64, 64}, {256, 128, 128}};
         if (has("time32") && !has("exp")) for (auto s : shapes) {
-            for (Kind kd : {WARP, BLOCK, SMEM, GLOBAL, TALL}) {
-                if (s.m * (i64)s.n >= 1024 * 1024 && kd != GLOBAL) continue;
-                if (kd == GLOBAL && s.m * (i64)s.n < 64 * 64) continue;
+            for (Kind kd : {WARP, SMEM, TALL}) {
+                if (s.m * (i64)s.n >= 1024 * 1024) continue;
                 timeit<float>(kd, s.b, s.m, s.n, true, s.m >= 1024 && s.n >= 1024 ? 3 : 15);
             }
         }
         if (has("time64")) for (auto s : shapes) {
-            for (Kind kd : {WARP, BLOCK, SMEM, GLOBAL, TALL}) {
+            for (Kind kd : {WARP, SMEM, TALL}) {
                 if (s.m * (i64)s.n >= 1024 * 1024) continue;
-                if (kd == GLOBAL && s.m * (i64)s.n < 64 * 64) continue;
                 timeit<double>(kd, s.b, s.m, s.n, true, 9);
             }
         }

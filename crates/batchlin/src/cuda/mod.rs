@@ -13,14 +13,13 @@
 //! - [`qr_host`] is the convenience path for host memory (pinned staging, synchronous).
 //!
 //! Kernels (see docs/proposals/cuda-qr.md for what each costs where):
-//! - `warp`: a matrix per group of 8/16/32 lanes, column j in lane j's registers
-//!   (n, or m in complete mode, up to 32; m up to 128, 64 in f64);
+//! - `warp`: a matrix per group of 8/16/32 lanes, column j in lane j's registers, every
+//!   step unrolled (n, or m in complete mode, up to 32; m up to 64, 32 in f64), and
+//!   64 x 64 as four warps with each column over two lanes;
 //! - `smem`: a block a matrix, the matrix in shared memory (up to 227 KB);
 //! - `wy`: as smem, blocked: panels of 8 columns, the trailing matrix updated once a panel
 //!   (compact WY, V in registers), Q formed backwards the same way (m up to 128);
 //! - `tall`: TSQR over 128-row leaves plus batched products for Q (n <= 64);
-//! - `large`: as smem with the matrix in global scratch (any size; slow: Auto no longer
-//!   picks it, `blocked` does that work; kept as a forced fallback for one session);
 //! - `blocked`: blocked Householder QR across the grid, panels of 16/32 columns and
 //!   grid-wide updates (any size; for large matrices alone or in small batches).
 
@@ -50,17 +49,15 @@ pub enum QrKernel {
     Smem,
     Wy,
     Tall,
-    Large,
     Blocked,
 }
 
 impl QrKernel {
-    pub const FORCEABLE: [QrKernel; 6] = [
+    pub const FORCEABLE: [QrKernel; 5] = [
         QrKernel::Warp,
         QrKernel::Smem,
         QrKernel::Wy,
         QrKernel::Tall,
-        QrKernel::Large,
         QrKernel::Blocked,
     ];
 
@@ -71,7 +68,6 @@ impl QrKernel {
             QrKernel::Smem => "smem",
             QrKernel::Wy => "wy",
             QrKernel::Tall => "tall",
-            QrKernel::Large => "large",
             QrKernel::Blocked => "blocked",
         }
     }
@@ -83,11 +79,10 @@ impl QrKernel {
             "smem" => QrKernel::Smem,
             "wy" => QrKernel::Wy,
             "tall" => QrKernel::Tall,
-            "large" => QrKernel::Large,
             "blocked" => QrKernel::Blocked,
             _ => {
                 return Err(Error::Argument(format!(
-                    "unknown CUDA QR kernel {s:?}: expected auto, warp, block, smem, tall, large or blocked"
+                    "unknown CUDA QR kernel {s:?}: expected auto, warp, smem, wy, tall or blocked"
                 )))
             }
         })
@@ -548,10 +543,6 @@ fn all_instantiations() -> Vec<(String, String)> {
                 format!("BL_QR_WY({tn}, {ct}, {rpl})"),
             ));
         }
-        insts.push((
-            format!("qr_global_{tn}"),
-            format!("BL_QR_GLOBAL({tn}, {ct})"),
-        ));
         insts.push((format!("gemm_{tn}"), format!("BL_GEMM({tn}, {ct})")));
         insts.push((format!("eye_{tn}"), format!("BL_EYE({tn}, {ct})")));
     }

@@ -26,8 +26,6 @@ pub(crate) struct QrArgs {
     pub r_rs: i64,
     pub r_cs: i64,
     pub info: u64,
-    pub work: u64,
-    pub work_bs: i64,
     pub batch: i32,
     pub inner: i32,
     pub m: i32,
@@ -169,14 +167,10 @@ fn warp_smem_bytes<T: Real>(mm: usize, w: usize, rs: usize) -> usize {
     warp_block(w, rs).1 * per_matrix * std::mem::size_of::<T>()
 }
 
-fn smem_bytes<T: Real>(m: usize, n: usize, ncols: usize, shared_work: bool) -> usize {
-    let ld = ncols | 1;
-    let k = m.min(n);
-    let mut e = 2 * m + 64 + 2 * k;
-    if shared_work {
-        e += m * ld;
-    }
-    e * std::mem::size_of::<T>()
+/// Shared memory of an `smem` block: the work copy (m x (ncols | 1)), two reflector
+/// buffers, 64 reduction slots, tau and the signs.
+fn smem_bytes<T: Real>(m: usize, n: usize, ncols: usize) -> usize {
+    (m * (ncols | 1) + 2 * m + 64 + 2 * m.min(n)) * std::mem::size_of::<T>()
 }
 
 /// The kernel `Auto` picks, from the measurements in docs/proposals/cuda-qr.md.
@@ -210,13 +204,14 @@ pub(crate) fn choose<T: Real>(
     if m.min(n) >= 128 {
         return QrKernel::Blocked;
     }
-    if smem_bytes::<T>(m, n, ncols, true) <= dev.smem_optin {
+    if smem_bytes::<T>(m, n, ncols) <= dev.smem_optin {
         return QrKernel::Smem;
     }
     if tall_ok {
         return QrKernel::Tall;
     }
-    // beyond shared memory: blocked, 10-40x faster than `large` at every shape measured
+    // beyond shared memory: blocked (10-40x faster than the retired one-block-a-matrix
+    // kernel in global memory at every shape measured)
     QrKernel::Blocked
 }
 
@@ -264,13 +259,12 @@ fn base_args(c: &Call) -> QrArgs {
     }
 }
 
-/// One launch of a single-level kernel. `p` is complete except for work/wld.
+/// One launch of a single-level kernel. `p` is complete except for wld.
 unsafe fn launch_single<T: Real>(
     dev: &Device,
     kind: QrKernel,
     stream: cu::CUstream,
     mut p: QrArgs,
-    sc: &mut Scratch,
 ) -> Result<()> {
     let (tn, ct) = tname::<T>();
     let (m, n) = (p.m as usize, p.n as usize);
@@ -327,31 +321,19 @@ unsafe fn launch_single<T: Real>(
                 &p,
             )
         }
-        QrKernel::Smem | QrKernel::Large => {
-            let shared = kind == QrKernel::Smem;
-            let smem = smem_bytes::<T>(m, n, ncols, shared);
+        QrKernel::Smem => {
+            let smem = smem_bytes::<T>(m, n, ncols);
             if smem > dev.smem_optin {
                 return Err(Error::Argument(format!(
-                    "the {} kernel does not take {m}x{n} in {tn}: {smem} bytes of shared memory",
-                    if shared { "smem" } else { "large" }
+                    "the smem kernel does not take {m}x{n} in {tn}: {smem} bytes of shared memory"
                 )));
             }
-            let ld = ncols | 1;
-            p.wld = ld as i32;
-            if !shared {
-                let bytes = total as usize * m * ld * std::mem::size_of::<T>();
-                p.work = sc.alloc(bytes)?;
-                p.work_bs = (m * ld) as i64;
-            }
-            let (name, inst) = if shared {
-                (format!("qr_smem_{tn}"), format!("BL_QR_SMEM({tn}, {ct})"))
-            } else {
-                (
-                    format!("qr_global_{tn}"),
-                    format!("BL_QR_GLOBAL({tn}, {ct})"),
-                )
-            };
-            let f = dev.function(&name, &inst, dev.smem_optin)?;
+            p.wld = (ncols | 1) as i32;
+            let f = dev.function(
+                &format!("qr_smem_{tn}"),
+                &format!("BL_QR_SMEM({tn}, {ct})"),
+                dev.smem_optin,
+            )?;
             let threads = ncols.div_ceil(32).clamp(2, 32) * 32;
             if total > i32::MAX as u64 {
                 return Err(Error::Overflow("batch too large for one launch".into()));
@@ -472,7 +454,7 @@ unsafe fn tall<T: Real>(
             rrows: n as i32,
             ..Default::default()
         };
-        launch_single::<T>(dev, leaf_kind, stream, p, sc)?;
+        launch_single::<T>(dev, leaf_kind, stream, p)?;
         levels.push(Level {
             rows,
             nch,
@@ -509,7 +491,7 @@ unsafe fn tall<T: Real>(
     } else {
         QrKernel::Wy
     };
-    launch_single::<T>(dev, top_kind, stream, p, sc)?;
+    launch_single::<T>(dev, top_kind, stream, p)?;
     if !wantq {
         return Ok(());
     }
@@ -571,6 +553,6 @@ pub(crate) unsafe fn run<T: Real>(
     match kind {
         QrKernel::Tall => tall::<T>(dev, stream, c, &mut sc),
         QrKernel::Blocked => super::qr_blocked::run::<T>(dev, stream, c, &mut sc),
-        k => launch_single::<T>(dev, k, stream, base_args(c), &mut sc),
+        k => launch_single::<T>(dev, k, stream, base_args(c)),
     }
 }

@@ -1,6 +1,6 @@
 //! Blocked Householder QR across the grid (`QrKernel::Blocked`): the launch sequence for
 //! the kernels of `kernels/qr_blocked.cu`. For large matrices, alone or in small batches,
-//! where one block a matrix (`large`) leaves most of the GPU idle.
+//! where one block a matrix leaves most of the GPU idle.
 //!
 //! Per call, all on the caller's stream with pool scratch and no host synchronisation:
 //! max|a| per matrix, the scaled column-major work copy W; per panel of NB columns the

@@ -16,14 +16,12 @@ struct QrArgs {
     void* r;
     bl_i64 r_bs, r_is, r_rs, r_cs;
     unsigned int* info;  // one word per matrix b (flat index)
-    void* work;          // global scratch (qr_global): ld = wld elements per row
-    bl_i64 work_bs;
     int batch;  // outer count
     int inner;
     int m, m_last, n;
     int qcols;  // k (reduced) or m (complete, needs m <= threads' columns)
     int rrows;  // k (reduced) or m (complete)
-    int wld;    // qr_smem / qr_global: leading dimension of the work rows
+    int wld;    // qr_smem / qr_wy: leading dimension of the work rows
 };
 
 // C = A * B for a batch (2-level like QrArgs): C is m x n, A m x kk, B kk x n.

@@ -8,7 +8,6 @@
 //                           M <= 64 in f32, 32 in f64.
 //   qr_smem_<t>             one matrix a block, the matrix in shared memory (row-major
 //                           work copy, ld = wld), any thread count (multiple of 32).
-//   qr_global_<t>           as qr_smem with the work copy in global scratch (any size).
 //   qr_wy_<t>_r<RPL>        as qr_smem, blocked (compact WY): m <= 32*RPL, 256 threads.
 //   gemm_<t>                batched C = A * B (64x64 tiles), for TSQR's Q.
 //   eye_<t>                 Q = I (complete mode on M x 0 input).
@@ -300,8 +299,8 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
 }
 
 // ---------------------------------------------------------------------------------
-// Memory kernels: the matrix in a row-major work copy (shared or global memory), one
-// block a matrix, columns dealt round the threads.
+// Memory kernels: the matrix in a row-major work copy in shared memory, one block a
+// matrix, columns dealt round the threads.
 
 template <typename T>
 __device__ __forceinline__ T bl_block_sum(T v, T* red) {
@@ -397,7 +396,7 @@ __device__ void bl_mem_store_q(const QrArgs& p, bl_i64 outer, int in, int mr, in
     }
 }
 
-template <typename T, bool GL>
+template <typename T>
 __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int tid = threadIdx.x;
@@ -413,15 +412,8 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
     const int nc = max(n, qc);
     const int ld = p.wld;
 
-    T* W;
-    T* sv;
-    if (GL) {
-        W = (T*)p.work + b * p.work_bs;
-        sv = (T*)bl_smem;
-    } else {
-        W = (T*)bl_smem;
-        sv = W + (bl_i64)mm * ld;
-    }
+    T* W = (T*)bl_smem;
+    T* sv = W + (bl_i64)mm * ld;
     T* sred = sv + 2 * mm;  // 2 x 32
     T* stau = sred + 64;
     T* ssgn = stau + K;
@@ -912,9 +904,7 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
         bl_qr_warp<T, M, W, RS>(p);                                                         \
     }
 #define BL_QR_SMEM(TN, T)                                                                   \
-    extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T, false>(p); }
-#define BL_QR_GLOBAL(TN, T)                                                                 \
-    extern "C" __global__ void __launch_bounds__(1024) qr_global_##TN(QrArgs p) { bl_qr_mem<T, true>(p); }
+    extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T>(p); }
 // Blocked kernel: m <= 32*RPL rows; panels of 8 columns (16 measured slower in f32: more
 // registers, fewer blocks an SM).
 #define BL_QR_WY(TN, T, RPL)                                                                \
@@ -935,7 +925,7 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
     BL_QR_WARP(TN, T, 32, 32, 1)                                                            \
     BL_QR_WY(TN, T, 2)                                                                      \
     BL_QR_WY(TN, T, 4)                                                                      \
-    BL_QR_SMEM(TN, T) BL_QR_GLOBAL(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)
+    BL_QR_SMEM(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_QR_ALL(f32, float)
