@@ -374,10 +374,10 @@ fn eigh_into_strided_outputs() {
 
 /// Structured input: zeros, identity, all ones, rank one, diagonal, repeated eigenvalues,
 /// clustered eigenvalues, spectra graded over 1e-4 .. 1e4 (both signs).
-fn structured<T: Real>(seed: u64) {
+fn structured<T: Real>(seed: u64, sizes: &[usize], backends: &[Backend]) {
     let t = tol::<T>();
     let mut g = rng(seed);
-    for n in [2, 3, 16, 17, 32, 33, 64, 65] {
+    for &n in sizes {
         let u = gaussian(&mut g, n, 1);
         let mut rep = vec![1.0; n / 2];
         rep.extend(vec![-2.0; n - n / 2 - 1]);
@@ -418,7 +418,7 @@ fn structured<T: Real>(seed: u64) {
         ];
         let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
         let inp = Input::<T>::contiguous(&mats, &[mats.len()], n, n);
-        for b in BACKENDS {
+        for &b in backends {
             for uplo in UPLOS {
                 let res = run_eigh(&inp.view(), uplo, true, b);
                 for (i, (name, _)) in cases.iter().enumerate() {
@@ -485,14 +485,27 @@ fn structured<T: Real>(seed: u64) {
     }
 }
 
+const STRUCTURED_SIZES: [usize; 8] = [2, 3, 16, 17, 32, 33, 64, 65];
+
 #[test]
 fn eigh_structured_f32() {
-    structured::<f32>(114);
+    structured::<f32>(114, &STRUCTURED_SIZES, &BACKENDS);
 }
 
 #[test]
 fn eigh_structured_f64() {
-    structured::<f64>(115);
+    structured::<f64>(115, &STRUCTURED_SIZES, &BACKENDS);
+}
+
+/// The same at sizes where the faer path's divide and conquer merges more than once (its
+/// leaves are 48 long): deflation of whole halves (zeros, diagonal), of runs of equal
+/// diagonal entries (repeated, clustered) and of small z (graded), at several levels.
+#[test]
+fn eigh_structured_divide_and_conquer() {
+    // Forced: the router sends some of these sizes to the small kernel.
+    let b = [Backend::CpuFaer];
+    structured::<f32>(116, &[97, 200, 257], &b);
+    structured::<f64>(117, &[97, 200, 257], &b);
 }
 
 /// float32 input of magnitude 1e-30 and 1e+37: accurate relative to ||A||; power-of-two

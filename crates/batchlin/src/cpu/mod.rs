@@ -56,7 +56,25 @@ impl<T> OutMat<'_, T> {
         let base = self.base(index);
         // SAFETY (all loops): in range of the output view, checked by the front door, and
         // matrix `index` is written by this worker alone.
-        if let Some(p) = self.raw.contiguous_rows(base, rows) {
+        if let (Some(p), true) = (self.raw.contiguous_rows(base, rows), cols > TILE_ABOVE) {
+            // Large matrices: column tiles of TILE, each walked down all rows, so that the
+            // source (a column-major work matrix, read as f(i, j)) streams TILE columns at a
+            // time instead of touching a new cache line for every element of a row.
+            for jb in (0..cols).step_by(TILE) {
+                let je = (jb + TILE).min(cols);
+                for i in 0..rows {
+                    let row = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            p.offset(i as isize * self.raw.row_stride() + jb as isize),
+                            je - jb,
+                        )
+                    };
+                    for (j, x) in row.iter_mut().enumerate() {
+                        *x = f(i, jb + j);
+                    }
+                }
+            }
+        } else if let Some(p) = self.raw.contiguous_rows(base, rows) {
             for i in 0..rows {
                 let row = unsafe {
                     std::slice::from_raw_parts_mut(
@@ -95,6 +113,10 @@ impl<T> OutMat<'_, T> {
         }
     }
 }
+
+/// Transposing copies of matrices wider than this go by column tiles of `TILE`.
+const TILE_ABOVE: usize = 64;
+const TILE: usize = 16;
 
 /// A pointer to the info words, written once per matrix from the worker threads.
 #[derive(Copy, Clone)]
@@ -378,6 +400,10 @@ fn argmax_abs<T: Real>(x: &[T]) -> usize {
 /// every matrix in `cols` the same way. Selection sort: O(n^2) compares, n swaps.
 fn sort_with_columns<T: Real>(vals: &mut [T], descending: bool, cols: &mut [(&mut [T], usize)]) {
     let n = vals.len();
+    // Already in order (the divide and conquer solver's output): nothing to do.
+    if vals.windows(2).all(|p| if descending { p[0] >= p[1] } else { p[0] <= p[1] }) {
+        return;
+    }
     for i in 0..n {
         let mut best = i;
         for j in i + 1..n {
@@ -543,7 +569,19 @@ fn gather_symmetric<T: Real>(
     let src = a.as_ptr();
     // SAFETY: i, j < n, and the view was checked on creation. Read in memory order.
     unsafe {
-        if sj.unsigned_abs() < si.unsigned_abs() {
+        if sj.unsigned_abs() < si.unsigned_abs() && n > TILE_ABOVE {
+            // By column tiles of the lower triangle (see `OutMat::write`).
+            for jb in (0..n).step_by(TILE) {
+                for i in jb..n {
+                    let row = src.offset(base + i as isize * si);
+                    for j in jb..(jb + TILE).min(i + 1) {
+                        let x = *row.offset(j as isize * sj);
+                        *w.get_unchecked_mut(i + j * ld) = x;
+                        *w.get_unchecked_mut(j + i * ld) = x;
+                    }
+                }
+            }
+        } else if sj.unsigned_abs() < si.unsigned_abs() {
             for i in 0..n {
                 let row = src.offset(base + i as isize * si);
                 for j in 0..=i {
