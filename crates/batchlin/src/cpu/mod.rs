@@ -424,8 +424,14 @@ fn argmax_abs<T: Real>(x: &[T]) -> usize {
 /// every matrix in `cols` the same way. Selection sort: O(n^2) compares, n swaps.
 fn sort_with_columns<T: Real>(vals: &mut [T], descending: bool, cols: &mut [(&mut [T], usize)]) {
     let n = vals.len();
-    // Already in order (the divide and conquer solver's output): nothing to do.
-    if vals.windows(2).all(|p| if descending { p[0] >= p[1] } else { p[0] <= p[1] }) {
+    // Already in order (faer's eigenvalues are): nothing to do.
+    if vals.windows(2).all(|p| {
+        if descending {
+            p[0] >= p[1]
+        } else {
+            p[0] <= p[1]
+        }
+    }) {
         return;
     }
     for i in 0..n {
