@@ -238,13 +238,17 @@ fn kernels<T: Real>(dev: &Device, nb: usize, wantq: bool, ru_for: [bool; 2]) -> 
 /// Panel width: 32 columns, or 16 where a 32-wide first panel does not fit in shared
 /// memory but a 16-wide one does (f64 beyond ~900 rows), or where only the 16-wide
 /// `bq_panel_ru` takes the panels (f64 with batch <= SMs and m <= 1024: 1x256x256 1.30 ->
-/// 0.85 ms). `BATCHLIN_BQ_NB` (16 or 32) overrides it, for measurements.
+/// 0.85 ms). `BATCHLIN_BQ_NB` (16 or 32) overrides it, for measurements: read once a
+/// process, not once a call.
 fn panel_width<T: Real>(dev: &Device, batch: usize, m: usize) -> usize {
-    if let Some(nb) = std::env::var("BATCHLIN_BQ_NB")
-        .ok()
-        .and_then(|s| s.parse::<usize>().ok())
-        .filter(|&nb| nb == 16 || nb == 32)
-    {
+    static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let forced = *FORCED.get_or_init(|| {
+        std::env::var("BATCHLIN_BQ_NB")
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+            .filter(|&nb| nb == 16 || nb == 32)
+    });
+    if let Some(nb) = forced {
         return nb;
     }
     let (tn, _) = tname::<T>();
