@@ -38,6 +38,70 @@ static int g_pf = 1;
     extern "C" __global__ void __launch_bounds__(256) bq_upd0_##TN##_nb##NB(BqArgs p) { bq_upd<T, NB, false>(p); }
 BL_LAB_NOPF(f32, float, 16) BL_LAB_NOPF(f32, float, 32) BL_LAB_NOPF(f64, double, 16) BL_LAB_NOPF(f64, double, 32)
 
+// The unfused baseline g_fuse = 0 runs (the library launches bq_vtw only).
+// Y_s = V[split s]^T C[split s, c-tile], the partials kept apart.
+template <typename T, int NB>
+__device__ __forceinline__ void bq_vtc(const BqArgs& p) {
+    constexpr int AR = NB / 16;
+    __shared__ T Vs[32][NB + 1];
+    __shared__ T Cs[32][65];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int rest = (int)(blockIdx.x - b * p.tiles);
+    const int ctiles = p.tiles / p.nsplit;
+    const int s = rest / ctiles, ct = rest - s * ctiles;
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    T acc[AR][4];
+    bq_vtc_acc<T, NB, false>(p, Vs, Cs, b, s, ct, acc);
+    T* Y = (T*)p.y + ((b * p.nsplit + s) * NB) * (bl_i64)p.ldy;
+#pragma unroll
+    for (int x = 0; x < AR; ++x)
+#pragma unroll
+        for (int y = 0; y < 4; ++y) {
+            const int a = ty + 16 * x, cc = ct * 64 + tx + 16 * y;
+            if (cc < p.ldy) Y[(bl_i64)a * p.ldy + cc] = acc[x][y];
+        }
+}
+
+// Z = op(T) sum_s Y_s for a 64-column tile; grid: matrix * ctiles + ct.
+template <typename T, int NB>
+__device__ __forceinline__ void bq_tw(const BqArgs& p) {
+    __shared__ T Ys[NB][65];
+    __shared__ T Ts[NB][NB + 1];
+    const bl_i64 b = blockIdx.x / p.tiles;
+    const int ct = (int)(blockIdx.x - b * p.tiles);
+    const int tid = threadIdx.x;
+    const T* Tg = (const T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB;
+    for (int idx = tid; idx < NB * NB; idx += 256) {
+        const int i = idx / NB, j = idx - i * NB;
+        if (p.trans) Ts[j][i] = Tg[idx];
+        else Ts[i][j] = Tg[idx];
+    }
+    const T* Y = (const T*)p.y + (b * p.nsplit * NB) * (bl_i64)p.ldy;
+    for (int idx = tid; idx < NB * 64; idx += 256) {
+        const int a = idx >> 6, cc = idx & 63;
+        const int col = ct * 64 + cc;
+        T s = T(0);
+        if (col < p.ldy)
+            for (int sp = 0; sp < p.nsplit; ++sp) s += Y[((bl_i64)sp * NB + a) * p.ldy + col];
+        Ys[a][cc] = s;
+    }
+    __syncthreads();
+    T* Z = (T*)p.z + (b * NB) * (bl_i64)p.ldy;
+    for (int idx = tid; idx < NB * 64; idx += 256) {
+        const int a = idx >> 6, cc = idx & 63;
+        const int col = ct * 64 + cc;
+        T s = T(0);
+#pragma unroll
+        for (int l = 0; l < NB; ++l) s += Ts[a][l] * Ys[l][cc];
+        if (col < p.ldy) Z[(bl_i64)a * p.ldy + col] = s;
+    }
+}
+
+#define BL_LAB_UNFUSED(TN, T, NB)                                                                     \
+    extern "C" __global__ void __launch_bounds__(256) bq_vtc_##TN##_nb##NB(BqArgs p) { bq_vtc<T, NB>(p); } \
+    extern "C" __global__ void __launch_bounds__(256) bq_tw_##TN##_nb##NB(BqArgs p) { bq_tw<T, NB>(p); }
+BL_LAB_UNFUSED(f32, float, 16) BL_LAB_UNFUSED(f32, float, 32) BL_LAB_UNFUSED(f64, double, 16) BL_LAB_UNFUSED(f64, double, 32)
+
 #define CK(x)                                                                              \
     do {                                                                                   \
         cudaError_t e_ = (x);                                                              \

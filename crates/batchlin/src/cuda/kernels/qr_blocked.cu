@@ -30,17 +30,17 @@ struct BqArgs {
     void* tau;  // batch x k
     void* t;    // T of every panel: t + b * t_bs + panel * NB * NB, row-major NB x NB
     bl_i64 t_bs;
-    void* y;  // bq_vtc partials: ((b * nsplit + s) * NB + row) * ldy + col
-    void* z;  // bq_tw result: (b * NB + row) * ldy + col
+    void* y;  // bq_vtw split partials: ((b * nsplit + s) * NB + row) * ldy + col
+    void* z;  // bq_vtw result: (b * NB + row) * ldy + col
     unsigned long long* mx;  // per matrix: bits of max|a| (+inf: NaN/Inf seen)
     unsigned int* info;
     unsigned int* cnt;  // bq_vtc_tw: a counter per (matrix, column tile), zero between launches
     int batch, m, n, k, ldw;
     int k0, nb, panel;  // the panel: columns [k0, k0 + nb)
     int c0, c1;         // columns of C updated: [c0, c1)
-    int nsplit, srows;  // bq_vtc: row splits of srows rows each, from row k0
+    int nsplit, srows;  // bq_vtw: row splits of srows rows each, from row k0
     int ldy;            // c1 - c0
-    int trans;          // bq_tw: 1 -> T^T (factoring), 0 -> T (forming Q)
+    int trans;          // bq_vtw: 1 -> T^T (factoring), 0 -> T (forming Q)
     int orows, ocols;   // bq_store_*: output rows x columns; bq_load / bq_max: m x n
     int tiles;          // blocks a matrix (flat grids)
 };
@@ -663,67 +663,8 @@ __device__ __forceinline__ void bq_vtc_acc(const BqArgs& p, T (*Vs)[NB + 1], T (
     }
 }
 
-// Lab baseline only (gpu-lab/qr_blocked_lab.cu; the runtime launches bq_vtc_tw):
-// Y_s = V[split s]^T C[split s, c-tile], the partials kept apart.
-template <typename T, int NB>
-__device__ __forceinline__ void bq_vtc(const BqArgs& p) {
-    constexpr int AR = NB / 16;
-    __shared__ T Vs[32][NB + 1];
-    __shared__ T Cs[32][65];
-    const bl_i64 b = blockIdx.x / p.tiles;
-    const int rest = (int)(blockIdx.x - b * p.tiles);
-    const int ctiles = p.tiles / p.nsplit;
-    const int s = rest / ctiles, ct = rest - s * ctiles;
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-    T acc[AR][4];
-    bq_vtc_acc<T, NB, false>(p, Vs, Cs, b, s, ct, acc);
-    T* Y = (T*)p.y + ((b * p.nsplit + s) * NB) * (bl_i64)p.ldy;
-#pragma unroll
-    for (int x = 0; x < AR; ++x)
-#pragma unroll
-        for (int y = 0; y < 4; ++y) {
-            const int a = ty + 16 * x, cc = ct * 64 + tx + 16 * y;
-            if (cc < p.ldy) Y[(bl_i64)a * p.ldy + cc] = acc[x][y];
-        }
-}
-
-// Lab baseline only: Z = op(T) sum_s Y_s for a 64-column tile; grid: matrix * ctiles + ct.
-template <typename T, int NB>
-__device__ __forceinline__ void bq_tw(const BqArgs& p) {
-    __shared__ T Ys[NB][65];
-    __shared__ T Ts[NB][NB + 1];
-    const bl_i64 b = blockIdx.x / p.tiles;
-    const int ct = (int)(blockIdx.x - b * p.tiles);
-    const int tid = threadIdx.x;
-    const T* Tg = (const T*)p.t + b * p.t_bs + (bl_i64)p.panel * NB * NB;
-    for (int idx = tid; idx < NB * NB; idx += 256) {
-        const int i = idx / NB, j = idx - i * NB;
-        if (p.trans) Ts[j][i] = Tg[idx];
-        else Ts[i][j] = Tg[idx];
-    }
-    const T* Y = (const T*)p.y + (b * p.nsplit * NB) * (bl_i64)p.ldy;
-    for (int idx = tid; idx < NB * 64; idx += 256) {
-        const int a = idx >> 6, cc = idx & 63;
-        const int col = ct * 64 + cc;
-        T s = T(0);
-        if (col < p.ldy)
-            for (int sp = 0; sp < p.nsplit; ++sp) s += Y[((bl_i64)sp * NB + a) * p.ldy + col];
-        Ys[a][cc] = s;
-    }
-    __syncthreads();
-    T* Z = (T*)p.z + (b * NB) * (bl_i64)p.ldy;
-    for (int idx = tid; idx < NB * 64; idx += 256) {
-        const int a = idx >> 6, cc = idx & 63;
-        const int col = ct * 64 + cc;
-        T s = T(0);
-#pragma unroll
-        for (int l = 0; l < NB; ++l) s += Ts[a][l] * Ys[l][cc];
-        if (col < p.ldy) Z[(bl_i64)a * p.ldy + col] = s;
-    }
-}
-
 // Z = op(T) sum_s Y_s (T^T while factoring, T while forming Q), Y_s = V^T C over row
-// split s: bq_vtc and bq_tw in one launch. With one split the block applies op(T) to its
+// split s: the product and op(T) in one launch. With one split the block applies op(T) to its
 // own tile from shared memory; with several, each block writes its split's partial, and
 // the last block of a (matrix, column tile) to finish (a counter per tile in p.cnt, zeroed
 // once a call and reset by that block) sums the splits in a fixed order and applies
@@ -891,11 +832,6 @@ __device__ __forceinline__ void bq_upd(const BqArgs& p) {
     extern "C" __global__ void __launch_bounds__(512) bq_panel_ru_##TN##_nb##NB##_r##RPT(BqArgs p) { \
         bq_panel_ru<T, NB, RPT>(p);                                                                   \
     }
-// bq_vtc / bq_tw: the lab's baseline only (the runtime launches bq_vtw).
-#define BL_BQ_VTC(TN, T, NB) \
-    extern "C" __global__ void __launch_bounds__(256) bq_vtc_##TN##_nb##NB(BqArgs p) { bq_vtc<T, NB>(p); }
-#define BL_BQ_TW(TN, T, NB) \
-    extern "C" __global__ void __launch_bounds__(256) bq_tw_##TN##_nb##NB(BqArgs p) { bq_tw<T, NB>(p); }
 #define BL_BQ_VTW(TN, T, NB) \
     extern "C" __global__ void __launch_bounds__(256) bq_vtw_##TN##_nb##NB(BqArgs p) { bq_vtc_tw<T, NB, true>(p); }
 #define BL_BQ_UPD(TN, T, NB) \
@@ -905,8 +841,7 @@ __device__ __forceinline__ void bq_upd(const BqArgs& p) {
     BL_BQ_MAX(TN, T) BL_BQ_LOAD(TN, T) BL_BQ_EYE(TN, T) BL_BQ_STORE_R(TN, T) BL_BQ_STORE_Q(TN, T) \
     BL_BQ_PANEL(TN, T, 16, true, smem) BL_BQ_PANEL(TN, T, 16, false, glob)                  \
     BL_BQ_PANEL(TN, T, 32, true, smem) BL_BQ_PANEL(TN, T, 32, false, glob)                  \
-    BL_BQ_VTC(TN, T, 16) BL_BQ_TW(TN, T, 16) BL_BQ_VTW(TN, T, 16) BL_BQ_UPD(TN, T, 16)      \
-    BL_BQ_VTC(TN, T, 32) BL_BQ_TW(TN, T, 32) BL_BQ_VTW(TN, T, 32) BL_BQ_UPD(TN, T, 32)
+    BL_BQ_VTW(TN, T, 16) BL_BQ_UPD(TN, T, 16) BL_BQ_VTW(TN, T, 32) BL_BQ_UPD(TN, T, 32)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_BQ_ALL(f32, float)
