@@ -273,7 +273,9 @@ unsafe fn launch_single<T: Real>(
     if total == 0 {
         return Ok(());
     }
-    match kind {
+    // (function, blocks, threads, dynamic shared memory): 128 / w matrices a block for
+    // warp, one block a matrix for wy and smem.
+    let (f, blocks, threads, smem) = match kind {
         QrKernel::Warp => {
             let (mm, w, rs) = reg_shape::<T>(m, ncols).ok_or_else(|| {
                 Error::Argument(format!(
@@ -285,11 +287,7 @@ unsafe fn launch_single<T: Real>(
             let smem = warp_smem_bytes::<T>(mm, w, rs);
             let f = dev.function(&name, &inst, smem)?;
             let (threads, gpb) = warp_block(w, rs);
-            let grid = total.div_ceil(gpb as u64);
-            if grid > i32::MAX as u64 {
-                return Err(Error::Overflow("batch too large for one launch".into()));
-            }
-            launch(f, (grid as u32, 1), threads as u32, smem as u32, stream, &p)
+            (f, total.div_ceil(gpb as u64), threads, smem)
         }
         QrKernel::Wy => {
             let too_big = |what: String| {
@@ -309,17 +307,7 @@ unsafe fn launch_single<T: Real>(
                 &format!("BL_QR_WY({tn}, {ct}, {rpl})"),
                 dev.smem_optin,
             )?;
-            if total > i32::MAX as u64 {
-                return Err(Error::Overflow("batch too large for one launch".into()));
-            }
-            launch(
-                f,
-                (total as u32, 1),
-                threads as u32,
-                smem as u32,
-                stream,
-                &p,
-            )
+            (f, total, threads, smem)
         }
         QrKernel::Smem => {
             let smem = smem_bytes::<T>(m, n, ncols);
@@ -334,23 +322,25 @@ unsafe fn launch_single<T: Real>(
                 &format!("BL_QR_SMEM({tn}, {ct})"),
                 dev.smem_optin,
             )?;
-            let threads = ncols.div_ceil(32).clamp(2, 32) * 32;
-            if total > i32::MAX as u64 {
-                return Err(Error::Overflow("batch too large for one launch".into()));
-            }
-            launch(
-                f,
-                (total as u32, 1),
-                threads as u32,
-                smem as u32,
-                stream,
-                &p,
-            )
+            (f, total, ncols.div_ceil(32).clamp(2, 32) * 32, smem)
         }
-        QrKernel::Tall | QrKernel::Blocked | QrKernel::Auto => Err(Error::Argument(
-            "internal: not a single-level kernel".into(),
-        )),
+        QrKernel::Tall | QrKernel::Blocked | QrKernel::Auto => {
+            return Err(Error::Argument(
+                "internal: not a single-level kernel".into(),
+            ))
+        }
+    };
+    if blocks > i32::MAX as u64 {
+        return Err(Error::Overflow("batch too large for one launch".into()));
     }
+    launch(
+        f,
+        (blocks as u32, 1),
+        threads as u32,
+        smem as u32,
+        stream,
+        &p,
+    )
 }
 
 /// Q = I for a batch of M x 0 matrices in complete mode (nothing to factor).
