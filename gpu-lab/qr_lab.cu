@@ -13,6 +13,7 @@
 
 #include "../crates/batchlin/src/cuda/kernels/common.cu"
 #include "../crates/batchlin/src/cuda/kernels/qr.cu"
+#include "../crates/batchlin/src/cuda/kernels/qr_cluster.cu"
 
 #define CK(x)                                                                              \
     do {                                                                                   \
@@ -25,8 +26,8 @@
     } while (0)
 
 typedef long long i64;
-enum Kind { WARP, BLOCK, SMEM, TALL, AUTO, WY };  // BLOCK: retired, never runs
-static const char* kind_name[] = {"warp", "block", "smem", "tall", "auto", "wy"};
+enum Kind { WARP, BLOCK, SMEM, TALL, AUTO, WY, CLUSTER };  // BLOCK: retired, never runs
+static const char* kind_name[] = {"warp", "block", "smem", "tall", "auto", "wy", "clust"};
 static int g_wy_threads = 256;
 
 typedef void (*QrFn)(QrArgs);
@@ -38,6 +39,80 @@ extern "C" __global__ void __launch_bounds__(128, 1) qr_warp_f32_m64_w64_s1(QrAr
 extern "C" __global__ void __launch_bounds__(512, 1) qr_warp_f32_m128_w128_s4(QrArgs p) { bl_qr_warp<float, 128, 128, 4>(p); }
 extern "C" __global__ void __launch_bounds__(128, 1) qr_warp_f64_m64_w64_s1(QrArgs p) { bl_qr_warp<double, 64, 64, 1>(p); }
 static QrFn g_override = nullptr;
+// Cluster exchange costs (clmicro): a loop of cluster barriers, of pushes + barrier, of
+// barrier + pulls (8 remote loads in flight), of __syncthreads.
+extern "C" __global__ void __cluster_dims__(8, 1, 1) mb_sync(int iters, float* out) {
+    float x = threadIdx.x;
+    for (int i = 0; i < iters; ++i) { bl_cluster_sync(); x += 1.0f; }
+    if (x < 0) out[0] = x;
+}
+extern "C" __global__ void __cluster_dims__(8, 1, 1) mb_bar(int iters, float* out) {
+    float x = threadIdx.x;
+    for (int i = 0; i < iters; ++i) { __syncthreads(); x += 1.0f; }
+    if (x < 0) out[0] = x;
+}
+extern "C" __global__ void __cluster_dims__(8, 1, 1) mb_push(int iters, float* out) {
+    __shared__ float buf[8 * 72];
+    const unsigned rank = bl_cluster_rank();
+    float x = threadIdx.x;
+    for (int i = 0; i < iters; ++i) {
+        if (threadIdx.x < 72) bl_push_all(buf, (int)rank * 72 + threadIdx.x, x);
+        bl_cluster_sync();
+        if (threadIdx.x < 72) {
+            float s = 0;
+#pragma unroll
+            for (int c = 0; c < 8; ++c) s += buf[c * 72 + threadIdx.x];
+            x += s * 1e-9f;
+        }
+    }
+    if (x < 0) out[0] = x;
+}
+template <typename T> __device__ __forceinline__ T mb_ld(unsigned addr) {
+    T x;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(x) : "r"(addr) : "memory");
+    return x;
+}
+extern "C" __global__ void __cluster_dims__(8, 1, 1) mb_pull(int iters, float* out) {
+    __shared__ float buf[2][72];
+    float x = threadIdx.x;
+    for (int i = 0; i < iters; ++i) {
+        if (threadIdx.x < 72) buf[i & 1][threadIdx.x] = x;
+        bl_cluster_sync();
+        if (threadIdx.x < 72) {
+            float v[8];
+#pragma unroll
+            for (int c = 0; c < 8; ++c) v[c] = mb_ld<float>(bl_mapa(&buf[i & 1][threadIdx.x], c));
+            float s = 0;
+#pragma unroll
+            for (int c = 0; c < 8; ++c) s += v[c];
+            x += s * 1e-9f;
+        }
+    }
+    bl_cluster_sync();
+    if (x < 0) out[0] = x;
+}
+static void clmicro() {
+    typedef void (*Mb)(int, float*);
+    const Mb fs[] = {mb_bar, mb_sync, mb_push, mb_pull};
+    const char* nm[] = {"syncthreads", "cluster_sync", "push72x8+sync", "sync+pull72x8"};
+    float* out;
+    CK(cudaMalloc(&out, 4));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int threads : {128, 256})
+        for (int f = 0; f < 4; ++f) {
+            const int iters = 20000;
+            fs[f]<<<128, threads>>>(100, out);
+            CK(cudaEventRecord(e0));
+            fs[f]<<<128, threads>>>(iters, out);
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            printf("MICRO %-16s threads %d: %.1f ns an iteration\n", nm[f], threads, ms * 1e6 / iters);
+        }
+}
 // Experiment: the blocked kernel with 16-column panels in f32 (the library uses 8).
 extern "C" __global__ void __launch_bounds__(256) qr_wyx_f32_r2_nb16(QrArgs p) { bl_qr_wy<float, 2, 16>(p); }
 extern "C" __global__ void __launch_bounds__(256) qr_wyx_f32_r4_nb16(QrArgs p) { bl_qr_wy<float, 4, 16>(p); }
@@ -64,6 +139,12 @@ template <> struct KT<float> {
         return rpl == 2 ? qr_wy_f32_r2 : qr_wy_f32_r4;
     }
     static int nb() { return g_wy_nb16 ? 16 : 8; }
+    // as qr.rs cluster_kernel: the 128-register cap above 128 threads
+    static QrFn cluster(int nc, int nt) {
+        if (nt > 128) return nc == 32 ? qr_cluster_f32_n32_b2 : qr_cluster_f32_n64_b2;
+        return nc == 32 ? qr_cluster_f32_n32_b1 : qr_cluster_f32_n64_b1;
+    }
+    static int cluster_rpt() { return 1; }
     static const char* name() { return "f32"; }
 };
 template <> struct KT<double> {
@@ -72,6 +153,8 @@ template <> struct KT<double> {
     static void (*gemm())(GemmArgs) { return gemm_f64; }
     static QrFn wy(int rpl) { return rpl == 2 ? qr_wy_f64_r2 : qr_wy_f64_r4; }
     static int nb() { return 8; }
+    static QrFn cluster(int nc, int) { return nc == 32 ? qr_cluster_f64_n32_b1 : qr_cluster_f64_n64_b1; }
+    static int cluster_rpt() { return 1; }
     static const char* name() { return "f64"; }
 };
 
@@ -145,6 +228,20 @@ static bool qr_single(Kind kind, int batch, int inner, int m, int m_last, int n,
         QrFn fn = KT<T>::wy(rpl);
         CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         fn<<<(unsigned)total, g_wy_threads, smem, s>>>(p);
+        CK(cudaGetLastError());
+        return true;
+    }
+    if (kind == CLUSTER) {  // qr.rs cluster_shape / cluster_smem_bytes
+        const int K = std::min(m, n);
+        const int nc = n <= 32 ? 32 : 64, rpt = KT<T>::cluster_rpt();
+        const int need = std::max(((m + 7) / 8 + rpt - 1) / rpt, nc / rpt);  // rows a block / rpt; NT * RPT >= NC
+        const int nt = (need + 31) / 32 * 32;
+        if (n > 64 || nt > 256 || (Q.p && qcols > K)) return false;
+        const size_t smem = (size_t)std::max(3 * nc * (nc + 4) + 8 * (nc + 8) + 2 * (2 * nc + 8) + 2 * nc + 32,
+                                             nc * (nc + 4) + nt * (nc + 1)) * sizeof(T);
+        QrFn fn = KT<T>::cluster(nc, nt);
+        CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        fn<<<(unsigned)(total * 8), nt, smem, s>>>(p);
         CK(cudaGetLastError());
         return true;
     }
@@ -539,6 +636,41 @@ int main(int argc, char** argv) {
         check<float>(WY, 19, 100, 70, true, true, COLMAJOR, NONE, sd++);
         g_wy_nb16 = 0;
         g_wy_threads = 256;
+    }
+    if (has("clcheck")) {  // the cluster kernel: tall shapes, boundaries, layouts, specials
+        struct S { int b, m, n; };
+        const S shapes[] = {{5, 1024, 64}, {5, 2048, 64}, {3, 2000, 50}, {5, 300, 20}, {5, 129, 33}, {5, 256, 64},
+                            {5, 257, 64}, {5, 200, 32}, {5, 1000, 1}, {5, 64, 64}, {5, 100, 40}, {5, 1500, 63},
+                            {7, 500, 31}, {3, 2048, 33}, {5, 40, 64}};
+        unsigned long long sd = 9000;
+        for (auto s : shapes) {
+            check<float>(CLUSTER, s.b, s.m, s.n, false, true, ROWMAJOR, NONE, sd++);
+            check<double>(CLUSTER, s.b, s.m, s.n, false, true, COLMAJOR, NONE, sd++);
+        }
+        for (Special sp : {NANONE, ZEROS, RANK1, TINY, HUGE_}) {
+            check<float>(CLUSTER, 5, 1024, 64, false, true, COLMAJOR, sp, sd++);
+            check<double>(CLUSTER, 5, 700, 30, false, true, ROWMAJOR, sp, sd++);
+        }
+        check<float>(CLUSTER, 5, 1024, 64, false, false, ROWMAJOR, NONE, sd++);
+        check<float>(CLUSTER, 5, 1024, 50, false, true, PADDED, NONE, sd++);
+        check<double>(CLUSTER, 5, 2048, 64, false, false, PADDED, NONE, sd++);
+        for (Special sp : {NANONE, ZEROS, RANK1, TINY}) check<float>(CLUSTER, 5, 2048, 64, false, true, ROWMAJOR, sp, sd++);
+        check<float>(CLUSTER, 5, 1024, 64, false, false, ROWMAJOR, NONE, sd++);
+        check<double>(CLUSTER, 5, 1000, 64, false, true, COLMAJOR, HUGE_, sd++);
+        for (auto s : shapes) check<float>(CLUSTER, s.b, s.m, s.n, false, true, PADDED, NONE, sd++);
+    }
+    if (has("clmicro")) clmicro();
+    if (has("clprof")) timeit<float>(CLUSTER, 16, 1024, 64, true, 1);  // for ncu: -k regex:qr_cluster
+    if (has("cltime")) {
+        struct S { int b, m, n; };
+        const S shapes[] = {{16, 1024, 64}, {16, 2048, 64}, {16, 1024, 32}, {64, 1024, 64}, {128, 1024, 64},
+                            {16, 512, 64}, {4, 2048, 64}, {1, 1024, 64}, {16, 2048, 32}};
+        for (auto s : shapes) {
+            timeit<float>(CLUSTER, s.b, s.m, s.n, true, 15);
+            timeit<float>(CLUSTER, s.b, s.m, s.n, false, 15);
+            timeit<double>(CLUSTER, s.b, s.m, s.n, true, 9);
+
+        }
     }
     if (has("wyprof")) {  // one timed shape each, for ncu: -k regex:qr_wy
         g_wy_threads = 128;

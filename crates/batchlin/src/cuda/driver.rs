@@ -255,12 +255,15 @@ pub(crate) fn nvrtc_cubin(src: &str, name: &str, arch: &str) -> Result<Vec<u8>> 
 pub(crate) const COMMON_CU: &str = include_str!("kernels/common.cu");
 pub(crate) const QR_CU: &str = include_str!("kernels/qr.cu");
 pub(crate) const QR_BLOCKED_CU: &str = include_str!("kernels/qr_blocked.cu");
+pub(crate) const QR_CLUSTER_CU: &str = include_str!("kernels/qr_cluster.cu");
 
 /// The full source of the module that holds kernel `name`, instantiated by `inst`
 /// (`BL_BQ_*` lines instantiate the blocked QR kernels of qr_blocked.cu).
 pub(crate) fn module_source(inst: &str) -> String {
     let ops = if inst.starts_with("BL_BQ_") {
         QR_BLOCKED_CU
+    } else if inst.starts_with("BL_QR_CLUSTER") {
+        QR_CLUSTER_CU
     } else {
         QR_CU
     };

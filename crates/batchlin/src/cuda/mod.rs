@@ -22,6 +22,9 @@
 //! - `tall`: TSQR over 128-row leaves plus batched products for Q (n <= 64);
 //! - `blocked`: blocked Householder QR across the grid, panels of 16/32 columns and
 //!   grid-wide updates (any size; for large matrices alone or in small batches).
+//! - `cluster`: a thread-block cluster of 8 blocks a matrix, a row a thread, the whole
+//!   reduced/r QR in one launch (n <= 64, m <= 2048; small batches of tall matrices;
+//!   compute capability 9.0 and later).
 
 pub mod bench;
 mod driver;
@@ -50,15 +53,17 @@ pub enum QrKernel {
     Wy,
     Tall,
     Blocked,
+    Cluster,
 }
 
 impl QrKernel {
-    pub const FORCEABLE: [QrKernel; 5] = [
+    pub const FORCEABLE: [QrKernel; 6] = [
         QrKernel::Warp,
         QrKernel::Smem,
         QrKernel::Wy,
         QrKernel::Tall,
         QrKernel::Blocked,
+        QrKernel::Cluster,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +74,7 @@ impl QrKernel {
             QrKernel::Wy => "wy",
             QrKernel::Tall => "tall",
             QrKernel::Blocked => "blocked",
+            QrKernel::Cluster => "cluster",
         }
     }
 
@@ -80,9 +86,10 @@ impl QrKernel {
             "wy" => QrKernel::Wy,
             "tall" => QrKernel::Tall,
             "blocked" => QrKernel::Blocked,
+            "cluster" => QrKernel::Cluster,
             _ => {
                 return Err(Error::Argument(format!(
-                    "unknown CUDA QR kernel {s:?}: expected auto, warp, smem, wy, tall or blocked"
+                    "unknown CUDA QR kernel {s:?}: expected auto, warp, smem, wy, tall, blocked or cluster"
                 )))
             }
         })
@@ -541,6 +548,12 @@ fn all_instantiations() -> Vec<(String, String)> {
             insts.push((
                 format!("qr_wy_{tn}_r{rpl}"),
                 format!("BL_QR_WY({tn}, {ct}, {rpl})"),
+            ));
+        }
+        for (nc, minb) in qr::cluster_variants(dtype) {
+            insts.push((
+                format!("qr_cluster_{tn}_n{nc}_b{minb}"),
+                format!("BL_QR_CLUSTER({tn}, {ct}, {nc}, {minb})"),
             ));
         }
         insts.push((format!("gemm_{tn}"), format!("BL_GEMM({tn}, {ct})")));

@@ -124,6 +124,41 @@ fn wy_smem_bytes<T: Real>(m: usize, n: usize, ncols: usize, threads: usize) -> u
 /// Rows of a TSQR leaf.
 pub(crate) const LEAF: usize = 128;
 
+/// Blocks a cluster of the `cluster` kernel (BL_QC_CS), each holding a slice of the rows.
+const CLUSTER_BLOCKS: usize = 8;
+
+/// The `cluster` kernel's (columns, register budget) instantiations: `_b2` caps f32 at
+/// 128 registers (faster at 256 threads a block, slower at 128: cuda-qr.md).
+pub(crate) fn cluster_variants(t: DType) -> Vec<(usize, usize)> {
+    match t {
+        DType::F32 => vec![(32, 1), (64, 1), (32, 2), (64, 2)],
+        _ => vec![(32, 1), (64, 1)],
+    }
+}
+
+/// (columns NC, threads a block, register budget) of the `cluster` kernel for an m x n
+/// reduced/r QR: a row a thread, NT >= NC, at most 256 threads (m <= 2048); None beyond.
+fn cluster_shape<T: Real>(m: usize, n: usize) -> Option<(usize, usize, usize)> {
+    let nc = if n <= 32 { 32 } else { 64 };
+    let threads = m.div_ceil(CLUSTER_BLOCKS).max(nc).div_ceil(32) * 32;
+    if n > 64 || threads > 256 {
+        return None;
+    }
+    let minb = if T::DTYPE == DType::F32 && threads > 128 {
+        2
+    } else {
+        1
+    };
+    Some((nc, threads, minb))
+}
+
+/// Mirrors BlQcShape<NC>::ELEMS in kernels/qr_cluster.cu, or M and every thread's v row.
+fn cluster_smem_bytes<T: Real>(nc: usize, threads: usize) -> usize {
+    let (p, nx, np) = (nc + 4, nc + 8, 2 * nc + 8);
+    let elems = (3 * nc * p + 8 * nx + 2 * np + 2 * nc + 32).max(nc * p + threads * (nc + 1));
+    elems * std::mem::size_of::<T>()
+}
+
 fn tname<T: Real>() -> (&'static str, &'static str) {
     match T::DTYPE {
         DType::F32 => ("f32", "float"),
@@ -184,6 +219,12 @@ pub(crate) fn choose<T: Real>(
 ) -> QrKernel {
     let tall_ok = reduced_or_r && n <= 64 && m > LEAF && m >= 4 * n;
     if tall_ok && batch < 2 * dev.sm_count as usize {
+        // A cluster of 8 blocks a matrix, one launch (Hopper and later): 16x1024x64 f32
+        // 0.18 ms against blocked's 0.23, 16x2048x64 0.24 against 0.34, 16x1024x32 0.075
+        // against tall's 0.19 (gpu-lab, cuda-qr.md "Session 4").
+        if dev.cc.0 >= 9 && cluster_shape::<T>(m, n).is_some() {
+            return QrKernel::Cluster;
+        }
         // Measured (cuda-qr.md): blocked beats TSQR with wy leaves in f32 at 16x1024x64
         // (0.45 vs 0.57 ms) and 16x2048x64 (0.59 vs 0.75), in f64 at 1024 rows (0.57 vs
         // 0.69) but not at 2048 (1.86 vs 1.03).
@@ -274,7 +315,7 @@ unsafe fn launch_single<T: Real>(
         return Ok(());
     }
     // (function, blocks, threads, dynamic shared memory): 128 / w matrices a block for
-    // warp, one block a matrix for wy and smem.
+    // warp, one block a matrix for wy and smem, a cluster of eight for cluster.
     let (f, blocks, threads, smem) = match kind {
         QrKernel::Warp => {
             let (mm, w, rs) = reg_shape::<T>(m, ncols).ok_or_else(|| {
@@ -323,6 +364,34 @@ unsafe fn launch_single<T: Real>(
                 dev.smem_optin,
             )?;
             (f, total, ncols.div_ceil(32).clamp(2, 32) * 32, smem)
+        }
+        QrKernel::Cluster => {
+            let k = m.min(n);
+            if dev.cc.0 < 9 {
+                return Err(Error::Argument(format!(
+                    "the cluster kernel needs compute capability 9.0 or later (this device: {}.{})",
+                    dev.cc.0, dev.cc.1
+                )));
+            }
+            if p.q != 0 && p.qcols as usize > k {
+                return Err(Error::Argument(
+                    "the cluster kernel takes reduced and r modes only".into(),
+                ));
+            }
+            let (nc, threads, minb) = cluster_shape::<T>(m, n).ok_or_else(|| {
+                Error::Argument(format!(
+                    "the cluster kernel takes n <= 64 and m <= 2048; got {m}x{n}"
+                ))
+            })?;
+            let smem = cluster_smem_bytes::<T>(nc, threads);
+            // The function's shared-memory limit is set once, when it is loaded: the most
+            // any call may ask (256 threads), not this call's.
+            let f = dev.function(
+                &format!("qr_cluster_{tn}_n{nc}_b{minb}"),
+                &format!("BL_QR_CLUSTER({tn}, {ct}, {nc}, {minb})"),
+                cluster_smem_bytes::<T>(nc, 256),
+            )?;
+            (f, total * CLUSTER_BLOCKS as u64, threads, smem)
         }
         QrKernel::Tall | QrKernel::Blocked | QrKernel::Auto => {
             return Err(Error::Argument(

@@ -304,6 +304,13 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (2, 200, 150),
     (2, 300, 20),
     (2, 1000, 64),
+    // the cluster kernel: one to eight blocks of rows, 32 and 64 columns, its 2048-row edge
+    (2, 256, 64),
+    (2, 257, 33),
+    (2, 1500, 63),
+    (2, 2048, 64),
+    (2, 2049, 40),
+    (3, 700, 32),
     // several panels of the blocked kernel
     (2, 300, 200),
     (2, 100, 300),
@@ -518,9 +525,11 @@ fn nvrtc_compiles_every_kernel() {
                     qr::REG_SHAPES.iter().filter(|s| s.0 / s.2 <= max).count()
                 })
                 .sum::<usize>();
+            let clusters =
+                qr::cluster_variants(DType::F32).len() + qr::cluster_variants(DType::F64).len();
             assert_eq!(
                 v.len(),
-                warps + 2 * (qr::WY_RPL.len() + 3) + qr_blocked::instantiations().len()
+                warps + 2 * (qr::WY_RPL.len() + 3) + clusters + qr_blocked::instantiations().len()
             );
         }
         Err(Error::Unavailable(e)) => println!("skipped: no NVRTC ({e})"),

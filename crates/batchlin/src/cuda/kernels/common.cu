@@ -97,6 +97,12 @@ template <typename T> __device__ __forceinline__ T bl_shfl_xor(T v, int off) {
     return __shfl_xor_sync(0xffffffffu, v, off);
 }
 
+template <typename T> __device__ __forceinline__ T bl_warp_sum(T v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += bl_shfl_xor(v, off);
+    return v;
+}
+
 // Vector shared-memory access, 16 bytes: 4 floats or 2 doubles. The loads are volatile
 // asm so the compiler reloads rather than keeping a whole vector live in registers.
 template <typename T> struct BlVec;

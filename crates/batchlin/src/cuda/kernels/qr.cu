@@ -504,13 +504,6 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
 // lanes own rows (row lane + 32 t, t < RPL): a panel's V sits in registers, so each
 // trailing column costs RPL loads and stores and 2*NB*RPL FMAs a lane. m <= 32 * RPL.
 
-template <typename T>
-__device__ __forceinline__ T bl_warp_sum(T v) {
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += bl_shfl_xor(v, off);
-    return v;
-}
-
 template <int NB>
 struct BlLog2 {
     static const int v = NB == 32 ? 5 : NB == 16 ? 4 : NB == 8 ? 3 : NB == 4 ? 2 : NB == 2 ? 1 : 0;

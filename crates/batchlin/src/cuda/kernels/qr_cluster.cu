@@ -1,0 +1,468 @@
+// batchlin QR of tall matrices by a thread-block cluster (QrKernel::Cluster).
+// Needs common.cu before it. NVRTC-compilable: no host headers.
+//
+// A matrix (m <= 8 * 256 rows, n <= NC columns, m >= n) is split by rows over a cluster of
+// BL_QC_CS blocks: thread t of block (cluster rank) c holds row c * NT + t, all NC columns,
+// in registers. Householder column by column as xGEQR2 (the same conventions as the other
+// kernels); each step needs two cluster-wide sums, read through distributed shared memory
+// after a cluster barrier: the sub-diagonal sum of squares of the step's column, then the
+// vector V^T A (w for the rank-1 update of the columns to the right, and V^T v_k for
+// xLARFT's T). Every thread builds every reflector, and every block sums the blocks'
+// partials in the same order, so all blocks agree bit for bit. The step loop is not
+// unrolled (one body, small code: the unrolled panels of the blocked kernel stall on
+// instruction fetch); instead the register row is rotated left by one column a step, so
+// the step's column is always a[0]. Q = [I; 0] - V T V1^T (V1: V's top NC rows) is formed
+// in the same kernel, so a whole tall QR is one launch (the blocked kernel needs ~13).
+// A block a cluster-row-slice means 8 * batch blocks: for small batches of tall matrices
+// (16x1024x64), which otherwise leave most of the GPU idle.
+
+#define BL_QC_CS 8
+
+__device__ __forceinline__ unsigned bl_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+// All threads of the cluster; orders shared-memory writes before it against reads of
+// other blocks' shared memory after it. Split in two, work between arrive and wait
+// overlaps the barrier's latency (~180 ns on the H200).
+__device__ __forceinline__ void bl_cluster_arrive() {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void bl_cluster_wait() {
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void bl_cluster_sync() {
+    bl_cluster_arrive();
+    bl_cluster_wait();
+}
+// The shared-memory address of *p in block `rank` of the cluster.
+__device__ __forceinline__ unsigned bl_mapa(const void* p, unsigned rank) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p), r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+// Stores into another block's shared memory: every exchange pushes (a store needs no
+// round trip; pulling the partials with remote loads was 2x slower).
+__device__ __forceinline__ void bl_st_dsm(unsigned addr, float x) {
+    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(x) : "memory");
+}
+__device__ __forceinline__ void bl_st_dsm(unsigned addr, double x) {
+    asm volatile("st.shared::cluster.f64 [%0], %1;" ::"r"(addr), "d"(x) : "memory");
+}
+template <typename T> __device__ __forceinline__ T bl_ld_dsm(unsigned addr);
+template <> __device__ __forceinline__ float bl_ld_dsm<float>(unsigned addr) {
+    float x;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(x) : "r"(addr) : "memory");
+    return x;
+}
+template <> __device__ __forceinline__ double bl_ld_dsm<double>(unsigned addr) {
+    double x;
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(x) : "r"(addr) : "memory");
+    return x;
+}
+// x into slot `slot` of array `arr` in every block of the cluster.
+template <typename T>
+__device__ __forceinline__ void bl_push_all(T* arr, int slot, T x) {
+#pragma unroll
+    for (int c = 0; c < BL_QC_CS; ++c) bl_st_dsm(bl_mapa(arr + slot, c), x);
+}
+
+// Warp sum of 32 values a lane, transposed: lane l ends with the sum of value l.
+template <typename T, int OFF>
+__device__ __forceinline__ void bl_qc_stage(T (&a)[32], int lane) {
+    const bool up = (lane & OFF) != 0;
+#pragma unroll
+    for (int i = 0; i < OFF; ++i) {
+        const T send = up ? a[i] : a[i + OFF];
+        const T keep = up ? a[i + OFF] : a[i];
+        a[i] = keep + bl_shfl_xor(send, OFF);
+    }
+}
+template <typename T>
+__device__ __forceinline__ T bl_qc_vsum(T (&a)[32], int lane) {
+    bl_qc_stage<T, 16>(a, lane);
+    bl_qc_stage<T, 8>(a, lane);
+    bl_qc_stage<T, 4>(a, lane);
+    bl_qc_stage<T, 2>(a, lane);
+    bl_qc_stage<T, 1>(a, lane);
+    return a[0];
+}
+
+// Shared memory (dynamic, elements; qr.rs `cluster_smem_bytes` mirrors it): G (later M),
+// T^T, V1 (NC x P each), warp partials (8 x NX), this block's exchange (2 x NP, by step
+// parity), w-coefficients (NC), tau (NC), 32 scalars: ELEMS; at the end every thread's v
+// row (NT x (NC + 1)) over all but M, so NC * P + NT * (NC + 1) if that is more.
+template <int NC>
+struct BlQcShape {
+    static const int P = NC + 4;   // pitch: rows 16-byte aligned, not all in one bank
+    static const int NX = NC + 8;  // V^T A and the next step's 5 downdating sums
+    static const int NP = NX + NC;  // an exchange: those, then v_k's top NC rows (block 0's)
+    static const int ELEMS = 3 * NC * P + 8 * NX + 2 * NP + 2 * NC + 32;
+};
+
+// Column j of xLARFT's T (forward: H_0 ... H_j = I - V T V^T), from row j of G and tau:
+// T[i][j] = -tau_j sum_{i<=l<j} T[i][l] G[j][l], T[j][j] = tau_j. Row i by LPR adjacent
+// lanes (every LPR-th term each, joined by shuffles), four sums a lane: the column is
+// built while the block waits at a cluster barrier, and must not outlast it.
+template <typename T, int NC>
+__device__ __forceinline__ void bl_qc_tcol(int j, T* s_tt, const T* s_g, const T* s_tau) {
+    constexpr int P = BlQcShape<NC>::P;
+    const int lpr = blockDim.x >= 4 * NC ? 4 : (blockDim.x >= 2 * NC ? 2 : 1);  // uniform
+    const T tj = s_tau[j];
+    for (int t = threadIdx.x; t < NC * lpr; t += blockDim.x) {  // whole warps: shuffles below
+        const int i = t / lpr, h = t - i * lpr;
+        T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+        if (i < j) {
+            int l = i + h;
+            for (; l + 3 * lpr < j; l += 4 * lpr) {
+                s0 += s_tt[l * P + i] * s_g[j * P + l];
+                s1 += s_tt[(l + lpr) * P + i] * s_g[j * P + l + lpr];
+                s2 += s_tt[(l + 2 * lpr) * P + i] * s_g[j * P + l + 2 * lpr];
+                s3 += s_tt[(l + 3 * lpr) * P + i] * s_g[j * P + l + 3 * lpr];
+            }
+            for (; l < j; l += lpr) s0 += s_tt[l * P + i] * s_g[j * P + l];
+        }
+        T s = (s0 + s1) + (s2 + s3);
+        for (int o = 1; o < lpr; o <<= 1) s += bl_shfl_xor(s, o);
+        if (h == 0 && i <= j) s_tt[j * P + i] = i == j ? tj : -tj * s;
+    }
+}
+
+// Thread t of block c holds rows c * NT * RPT + q * NT + t (q < RPT); NT * RPT >= NC, so
+// the top NC rows (row k of every step, and V1) are in block 0.
+template <typename T, int NC, int RPT>
+__device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
+    constexpr int CS = BL_QC_CS;
+    constexpr int P = BlQcShape<NC>::P, NX = BlQcShape<NC>::NX, NP = BlQcShape<NC>::NP;
+    constexpr int NE = 5;  // Saa, Sav, Svv (rows below kk + 1), A0, V0 (row kk + 1)
+    constexpr int VN = BlVec<T>::N;
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    T* s_g = (T*)bl_smem;            // G[k][l] = v_l^T v_k (l < k); later M = T V1^T
+    T* s_tt = s_g + NC * P;          // T^T: s_tt[j * P + i] = T[i][j]
+    T* s_v1 = s_tt + NC * P;         // V1^T: s_v1[l * P + c] = v_l[c], c < NC
+    T* s_red = s_v1 + NC * P;        // [warp][NX]
+    T* s_part = s_red + 8 * NX;      // [step parity][NP]: this block's sums, pulled by all
+    T* s_tw = s_part + 2 * NP;       // tau * w_j for the update (0 where none)
+    T* s_tau = s_tw + NC;
+    T* s_x = s_tau + NC;             // [0,8) warp partials; [8,16) blocks' maxima; [16,24) blocks'
+                                     // ss; 24 alpha; [25,30) the cluster's extras
+
+    const int tid = threadIdx.x, NT = blockDim.x, lane = tid & 31, wid = tid >> 5, NW = NT >> 5;
+    const unsigned rank = bl_cluster_rank();
+    const bl_i64 b = (bl_i64)(blockIdx.x / CS);  // the matrix; clusters are CS consecutive blocks
+    const bl_i64 outer = b / p.inner;
+    const int in = (int)(b - outer * p.inner);
+    const int mr = (in == p.inner - 1) ? p.m_last : p.m;
+    const int n = p.n;
+    const int K = min(mr, n);
+    int row[RPT];
+#pragma unroll
+    for (int q = 0; q < RPT; ++q) row[q] = (int)rank * NT * RPT + q * NT + tid;
+
+    T a[RPT][NC];
+#pragma unroll
+    for (int q = 0; q < RPT; ++q) {
+        const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is + (bl_i64)row[q] * p.a_rs;
+#pragma unroll
+        for (int j = 0; j < NC; ++j) a[q][j] = (row[q] < mr && j < n) ? A[(bl_i64)j * p.a_cs] : T(0);
+    }
+
+    // Scale: max|a| over the matrix (non-finite -> inf), by warp, block, then cluster.
+    T mx = T(0);
+#pragma unroll
+    for (int q = 0; q < RPT; ++q)
+#pragma unroll
+        for (int j = 0; j < NC; ++j) {
+            const T f = bl_absflag(a[q][j]);
+            mx = f > mx ? f : mx;
+        }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const T o = bl_shfl_xor(mx, off);
+        mx = o > mx ? o : mx;
+    }
+    if (lane == 0) s_x[wid] = mx;
+    __syncthreads();
+    if (tid == 0) {
+        T m2 = s_x[0];
+        for (int w = 1; w < NW; ++w) m2 = s_x[w] > m2 ? s_x[w] : m2;
+        bl_push_all(s_x + 8, (int)rank, m2);
+    }
+    bl_cluster_sync();
+    mx = T(0);
+#pragma unroll
+    for (int c = 0; c < CS; ++c) mx = s_x[8 + c] > mx ? s_x[8 + c] : mx;
+    const bool bad = !(mx <= BlT<T>::huge());
+    const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
+    if (e != 0) {
+#pragma unroll
+        for (int q = 0; q < RPT; ++q)
+#pragma unroll
+            for (int j = 0; j < NC; ++j) a[q][j] = bl_scale2(a[q][j], -e);
+    }
+    const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
+    unsigned long long negs = 0;  // bit k: R_kk < 0 (uniform: every thread builds every reflector)
+    unsigned rd = 0;
+
+    // Step kk: the step's column is a[.][0]; columns kk+1.. are a[.][1..NC-1-kk]; the
+    // finished columns 0..kk-1 (their v below the diagonal) are a[.][NC-kk..NC-1].
+    // The next step's sum of squares and alpha come from the same exchange as w:
+    // ss' = sum (a - tw v)^2 = Saa - 2 tw Sav + tw^2 Svv over the rows below the next
+    // diagonal, taken only while it cancels less than a bit (ss' >= Saa / 2, so it is as
+    // accurate as a fresh sum); otherwise (rank-deficient or structured input) the column
+    // is summed afresh (`exact`). One cluster exchange a step (two: 1.25x slower).
+    T ss = T(0), alpha = T(0);
+    bool exact = true;
+#pragma unroll 1
+    for (int kk = 0; kk < K; ++kk) {
+        if (exact) {  // uniform: every block computes the same sums
+            T part = T(0);
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) part += row[q] > kk ? a[q][0] * a[q][0] : T(0);
+            part = bl_warp_sum(part);
+            if (lane == 0) s_x[wid] = part;
+#pragma unroll
+            for (int q = 0; q < RPT; ++q)
+                if (row[q] == kk) bl_push_all(s_x, 24, a[q][0]);
+            __syncthreads();
+            if (tid == 0) {
+                T s = T(0);
+                for (int w = 0; w < NW; ++w) s += s_x[w];
+                bl_push_all(s_x + 16, (int)rank, s);
+            }
+            bl_cluster_sync();
+            ss = T(0);
+#pragma unroll
+            for (int c = 0; c < CS; ++c) ss += s_x[16 + c];
+            alpha = s_x[24];
+        }
+        T beta, tau, scal;
+        bl_householder(alpha, ss, beta, tau, scal);
+        if (beta < T(0)) negs |= 1ull << kk;
+        if (BlT<T>::abs_(beta) <= thr) rd = 1;
+        T v[RPT];
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            v[q] = row[q] > kk ? a[q][0] * scal : (row[q] == kk ? T(1) : T(0));
+            if (row[q] > kk) a[q][0] = v[q];
+            if (row[q] == kk) a[q][0] = beta;
+        }
+        if (tid == 0) s_tau[kk] = tau;
+
+        // V^T A: this thread's terms, summed over the warp (transposed), the block, the
+        // cluster. Halves of 32 columns keep 32 accumulators live, not NC.
+#pragma unroll
+        for (int h = 0; h < NC; h += 32) {
+            T acc[32];
+#pragma unroll
+            for (int j = 0; j < 32; ++j) {
+                acc[j] = T(0);
+#pragma unroll
+                for (int q = 0; q < RPT; ++q) acc[j] += v[q] * a[q][h + j];
+            }
+            s_red[wid * NX + h + lane] = bl_qc_vsum<T>(acc, lane);
+        }
+        {
+            T ex[NE] = {T(0), T(0), T(0), T(0), T(0)};
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const bool below = row[q] > kk + 1, at = row[q] == kk + 1;
+                const T x1 = a[q][1];
+                ex[0] += below ? x1 * x1 : T(0);
+                ex[1] += below ? x1 * v[q] : T(0);
+                ex[2] += below ? v[q] * v[q] : T(0);
+                ex[3] += at ? x1 : T(0);
+                ex[4] += at ? v[q] : T(0);
+            }
+#pragma unroll
+            for (int u = 0; u < NE; ++u) {
+                const T r = bl_warp_sum(ex[u]);
+                if (lane == 0) s_red[wid * NX + NC + u] = r;
+            }
+        }
+        __syncthreads();
+        T* part = s_part + (kk & 1) * NP;  // by parity: a block one step ahead writes the other
+        if (rank == 0) {  // v_kk's top NC rows (column kk of V1): read by every block for Q
+#pragma unroll
+            for (int q = 0; q < RPT; ++q)
+                if (row[q] < NC) part[NX + row[q]] = v[q];
+        }
+        for (int t = tid; t < NC + NE; t += NT) {
+            T s = T(0);
+            for (int w = 0; w < NW; ++w) s += s_red[w * NX + t];
+            part[t] = s;
+        }
+        bl_cluster_arrive();
+        if (p.q != nullptr && kk > 0) bl_qc_tcol<T, NC>(kk - 1, s_tt, s_g, s_tau);  // while waiting
+        bl_cluster_wait();
+        if (p.q != nullptr && tid < NC) s_v1[kk * P + tid] = bl_ld_dsm<T>(bl_mapa(part + NX + tid, 0));
+        for (int t = tid; t < NC + NE; t += NT) {
+            T pv[CS];
+#pragma unroll
+            for (int c = 0; c < CS; ++c) pv[c] = bl_ld_dsm<T>(bl_mapa(part + t, c));
+            T wsum = T(0);
+#pragma unroll
+            for (int c = 0; c < CS; ++c) wsum += pv[c];
+            if (t < NC) {
+                // Rotated slot t is column kk + t (trailing) or t + kk - NC (finished).
+                const bool trailing = t >= 1 && t < NC - kk;
+                s_tw[t] = trailing ? tau * wsum : T(0);
+                if (t >= NC - kk) s_g[kk * P + (t + kk - NC)] = wsum;
+            } else {
+                s_x[25 + t - NC] = wsum;
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < NC; j += VN) {
+            T tw[VN];
+            BlVec<T>::ld(s_tw + j, tw);
+#pragma unroll
+            for (int q = 0; q < RPT; ++q)
+#pragma unroll
+                for (int u = 0; u < VN; ++u) a[q][j + u] -= tw[u] * v[q];
+        }
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            const T first = a[q][0];
+#pragma unroll
+            for (int j = 0; j < NC - 1; ++j) a[q][j] = a[q][j + 1];
+            a[q][NC - 1] = first;
+        }
+        const T tw1 = s_tw[1], saa = s_x[25], sav = s_x[26], svv = s_x[27];
+        ss = saa + tw1 * (tw1 * svv - T(2) * sav);
+        alpha = s_x[28] - tw1 * s_x[29];
+        exact = !(ss >= T(0.5) * saa);
+    }
+    // Undo the rotation: K steps rotated by K.
+#pragma unroll 1
+    for (int kk = K; kk < NC; ++kk) {
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            const T first = a[q][0];
+#pragma unroll
+            for (int j = 0; j < NC - 1; ++j) a[q][j] = a[q][j + 1];
+            a[q][NC - 1] = first;
+        }
+    }
+
+    // Every block has read the last exchange: from here no block reads another's shared
+    // memory (so a block may exit, and the exchange buffers may be reused).
+    bl_cluster_sync();
+
+    // R (rrows x n): rows < K, upper trapezoid, row k times sign(R_kk), unscaled.
+#pragma unroll
+    for (int q = 0; q < RPT; ++q) {
+        const int r = row[q];
+        if (r < p.rrows && r < mr) {
+            T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is + (bl_i64)r * p.r_rs;
+            const bool neg = r < K && ((negs >> r) & 1ull) != 0;
+#pragma unroll
+            for (int j = 0; j < NC; ++j) {
+                if (j < n) {
+                    const T val = (j >= r && r < K) ? bl_scale2(neg ? -a[q][j] : a[q][j], e) : T(0);
+                    R[(bl_i64)j * p.r_cs] = bad ? BlT<T>::nan() : val;
+                }
+            }
+        }
+    }
+    if (rank == 0 && tid == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
+    if (p.q == nullptr) return;  // uniform
+
+    // Q = [I; 0] - V M, M = T V1^T (K x qcols), with T from G by xLARFT's recurrence.
+#pragma unroll
+    for (int q = 0; q < RPT; ++q)
+#pragma unroll
+        for (int l = 0; l < NC; ++l)
+            a[q][l] = (l < K && row[q] > l) ? a[q][l] : ((l < K && row[q] == l) ? T(1) : T(0));
+    // Every block has G, tau and V1 (exchanged step by step) and T but its last column:
+    // each builds M = T V1^T itself, with no exchange after the loop.
+    const int qc = p.qcols;
+    constexpr int QW = 32 / (4 / VN);  // columns a pass (and an M item): 32 f32, 16 f64
+    T* Qm = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
+    __syncthreads();  // the last step's G row, tau and V1 column
+    if (K > 0) bl_qc_tcol<T, NC>(K - 1, s_tt, s_g, s_tau);
+    __syncthreads();  // T complete; G no longer needed: M goes in its place
+    // M[k][c] = sum_{k<=l<=c} T[k][l] V1[c][l] (zero beyond K x qcols): an item is row k and
+    // QW columns, a loop over l with QW sums (T[k][l] differs by thread, V1^T's row l is a
+    // broadcast).
+    for (int it = tid; it < NC * (NC / QW); it += NT) {
+        const int k = it % NC, c0 = (it / NC) * QW;
+        T m[QW];
+#pragma unroll
+        for (int u = 0; u < QW; ++u) m[u] = T(0);
+        for (int l = k; l < K; ++l) {
+            const T tkl = s_tt[l * P + k];
+            T v[QW];
+#pragma unroll
+            for (int g = 0; g < QW; g += VN) BlVec<T>::ld(s_v1 + l * P + c0 + g, v + g);
+#pragma unroll
+            for (int u = 0; u < QW; ++u) m[u] += tkl * v[u];
+        }
+#pragma unroll
+        for (int u = 0; u < QW; ++u) s_g[k * P + c0 + u] = (k < K && c0 + u < qc) ? m[u] : T(0);
+    }
+    __syncthreads();  // M complete; T and V1 no longer needed
+    // Rows of Q, QW columns a pass: e_row - v_row^T M, the k loop not unrolled (an unrolled
+    // one was 26 KB of straight code, stalled on instruction fetch), so each thread's v row
+    // goes to shared memory (pitch NC + 1: conflict-free), over what M no longer needs.
+    T* s_vrow = s_tt;
+#pragma unroll
+    for (int q = 0; q < RPT; ++q)
+#pragma unroll
+        for (int l = 0; l < NC; ++l) s_vrow[(q * NT + tid) * (NC + 1) + l] = a[q][l];
+#pragma unroll 1
+    for (int c0 = 0; c0 < qc; c0 += QW) {
+        T qv[RPT][QW];
+#pragma unroll
+        for (int q = 0; q < RPT; ++q)
+#pragma unroll
+            for (int u = 0; u < QW; ++u) qv[q][u] = row[q] == c0 + u ? T(1) : T(0);
+#pragma unroll 2
+        for (int k = 0; k < K; ++k) {
+            T m4[QW];
+#pragma unroll
+            for (int g = 0; g < QW; g += VN) BlVec<T>::ld(s_g + k * P + c0 + g, m4 + g);
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const T vk = s_vrow[(q * NT + tid) * (NC + 1) + k];
+#pragma unroll
+                for (int u = 0; u < QW; ++u) qv[q][u] -= vk * m4[u];
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            if (row[q] < mr) {
+                T* Q = Qm + (bl_i64)row[q] * p.q_rs;
+#pragma unroll
+                for (int u = 0; u < QW; ++u) {
+                    const int c = c0 + u;
+                    if (c < qc) {
+                        const bool neg = c < K && ((negs >> c) & 1ull) != 0;
+                        Q[(bl_i64)c * p.q_cs] = bad ? BlT<T>::nan() : (neg ? -qv[q][u] : qv[q][u]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// NC: 32 or 64 columns; one row a thread (RPT = 2 measured no faster); NT (blockDim) a
+// multiple of 32, NC <= NT <= 256 (qr.rs cluster_threads). MINB: 1, or 2 to cap f32 at 128
+// registers, which is 1.4x faster at 256 threads (2048 rows) and 5% slower at 128 (lab,
+// cuda-qr.md).
+#define BL_QR_CLUSTER(TN, T, NC, MINB)                                                       \
+    extern "C" __global__ void __cluster_dims__(BL_QC_CS, 1, 1) __launch_bounds__(256, MINB) \
+        qr_cluster_##TN##_n##NC##_b##MINB(QrArgs p) {                                        \
+        bl_qr_cluster<T, NC, 1>(p);                                                          \
+    }
+
+#ifndef BL_NO_DEFAULT_INST
+BL_QR_CLUSTER(f32, float, 32, 1)
+BL_QR_CLUSTER(f32, float, 64, 1)
+BL_QR_CLUSTER(f32, float, 32, 2)
+BL_QR_CLUSTER(f32, float, 64, 2)
+BL_QR_CLUSTER(f64, double, 32, 1)
+BL_QR_CLUSTER(f64, double, 64, 1)
+#endif
