@@ -457,6 +457,35 @@ fn sort_with_columns<T: Real>(vals: &mut [T], descending: bool, cols: &mut [(&mu
     }
 }
 
+/// Sort `vals` descending as `sort_with_columns` does, recording in `order` (`vals.len()`
+/// long) which original position each sorted value came from: the same permutation,
+/// applied later (to columns, on the way out) instead of by swapping columns.
+fn sort_order<T: Real>(vals: &mut [T], order: &mut [usize]) {
+    let n = vals.len();
+    for (i, o) in order.iter_mut().enumerate() {
+        *o = i;
+    }
+    if vals.windows(2).all(|p| p[0] >= p[1]) {
+        return;
+    }
+    for i in 0..n {
+        let mut best = i;
+        for j in i + 1..n {
+            if vals[j] > vals[best] {
+                best = j;
+            }
+        }
+        if best != i {
+            vals.swap(i, best);
+            order.swap(i, best);
+        }
+    }
+}
+
+/// The largest min(m, n) whose SVD vectors are sorted and signed on the way out (a
+/// permutation on the stack) rather than by swapping columns.
+const ORDER_MAX: usize = 128;
+
 // ---------------------------------------------------------------------------------------
 // QR
 
@@ -800,6 +829,69 @@ pub(crate) fn svd_batch<T: Real>(
             for x in sw.iter_mut() {
                 *x = x.abs();
             }
+            // After sorting: the rank flag, and S unscaled and written.
+            let rank_and_s = |sw: &[T], inf: &mut Info| {
+                let smax = sw[0];
+                if sw[q - 1] <= T::from_f64(p as f64) * T::EPSILON * smax || smax == T::ZERO {
+                    *inf = inf.with_flag(Info::RANK_DEFICIENT);
+                }
+                let unscale = Pow2::new(e);
+                out.s.write(index, 1, q, |_, j| unscale.apply(sw[j]));
+            };
+            if vectors && q <= ORDER_MAX {
+                // Sorted and signed on the way out: column j of the result is work column
+                // order[j] times sg[j] (the permutation `sort_with_columns` would make).
+                let mut order = [0usize; ORDER_MAX];
+                let order = &mut order[..q];
+                sort_order(sw, order);
+                let mut sg = [T::ONE; ORDER_MAX];
+                for (j, &c) in order.iter().enumerate() {
+                    // Sign convention: each column of A's U has its largest component positive
+                    // (A's U is the work V when A was transposed).
+                    let lead = if transpose {
+                        &vw[c * ldv..c * ldv + q]
+                    } else {
+                        &uw[c * ld..c * ld + p]
+                    };
+                    if lead[argmax_abs(lead)] < T::ZERO {
+                        sg[j] = -T::ONE;
+                    }
+                }
+                for j in q..u_cols {
+                    let col = &mut uw[j * ld..j * ld + p];
+                    if col[argmax_abs(col)] < T::ZERO {
+                        col.iter_mut().for_each(|x| *x = -*x);
+                    }
+                }
+                rank_and_s(sw, &mut inf);
+                if let (Some(u), Some(vh)) = (&out.u, &out.vh) {
+                    let (uw, vw, order) = (&uw[..], &vw[..], &order[..]);
+                    if !transpose {
+                        u.write(index, m, u.layout.cols, |i, j| {
+                            if j < q {
+                                uw[i + order[j] * ld] * sg[j]
+                            } else {
+                                uw[i + j * ld]
+                            }
+                        });
+                        vh.write(index, vh.layout.rows, n, |i, j| {
+                            vw[j + order[i] * ldv] * sg[i]
+                        });
+                    } else {
+                        u.write(index, m, u.layout.cols, |i, j| {
+                            vw[i + order[j] * ldv] * sg[j]
+                        });
+                        vh.write(index, vh.layout.rows, n, |i, j| {
+                            if i < q {
+                                uw[j + order[i] * ld] * sg[i]
+                            } else {
+                                uw[j + i * ld]
+                            }
+                        });
+                    }
+                }
+                return inf;
+            }
             if vectors {
                 let (u_first, _) = uw.split_at_mut(ld * q);
                 sort_with_columns(sw, true, &mut [(u_first, ld), (&mut vw[..], ldv)]);
@@ -825,12 +917,7 @@ pub(crate) fn svd_batch<T: Real>(
             } else {
                 sort_with_columns(sw, true, &mut []);
             }
-            let smax = sw[0];
-            if sw[q - 1] <= T::from_f64(p as f64) * T::EPSILON * smax || smax == T::ZERO {
-                inf = inf.with_flag(Info::RANK_DEFICIENT);
-            }
-            let unscale = Pow2::new(e);
-            out.s.write(index, 1, q, |_, j| unscale.apply(sw[j]));
+            rank_and_s(sw, &mut inf);
             // Tall: U = uw, Vh = vw^T. Wide (transposed): U = vw, Vh = uw^T.
             if let (Some(u), Some(vh)) = (&out.u, &out.vh) {
                 let (uw, vw) = (&uw[..], &vw[..]);

@@ -164,11 +164,7 @@ fn bidiagonalise<'a, T: Real, const F: bool>(
                 let r0 = i + 1;
                 let lo = r0 / CHUNK * CHUNK;
                 let w = &mut wv[lo..];
-                w.fill(T::ZERO);
-                for c in 0..sz {
-                    let col = &a[(r0 + c) * ld + lo..(r0 + c + 1) * ld];
-                    chunks::axpy::<T, F>(ub[c], col, w);
-                }
+                chunks::gemv_cols::<T, F>(ub, &a[r0 * ld + lo..], ld, w);
                 w[..r0 - lo].fill(T::ZERO);
                 for c in 0..sz {
                     let col = &mut a[(r0 + c) * ld + lo..(r0 + c + 1) * ld];
