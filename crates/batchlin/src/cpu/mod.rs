@@ -1047,8 +1047,9 @@ impl<'a, T> SvdWork<'a, T> {
 }
 
 /// The largest SVD (min(m, n)) that the small kernel runs two matrices at a time: one
-/// core, float32, us a matrix, single / pair: 2.9 / 2.7 at 8, 40 / 31 at 32, 159 / 138 at
-/// 64, 861 / 814 at 128.
+/// core, float32, us a matrix, single / pair: 2.8 / 2.3 at 8, 35.2 / 28.0 at 32, 151 / 130
+/// at 64, 821 / 785 at 128 (above, the router sends f64 to faer and the pair was not
+/// measured).
 const PAIR_MAX: usize = 128;
 
 /// As `for_each_matrix` (one core per task, no inner parallelism), over pairs of
