@@ -613,6 +613,102 @@ fn svd_nonfinite_in_batch() {
     nonfinite_in_batch::<f64>(217);
 }
 
+/// The small kernel takes two matrices a task (their bidiagonal QR iterations interleaved
+/// on one core): batches of 1 to 5 (odd tails) at the sizes around 32 and around the pair
+/// bound (128) give every matrix exactly its result alone, and a non-finite matrix, first
+/// or second of its pair, or both of one, leaves its partner's results bit for bit as
+/// they are alone.
+fn pairs_match_single<T: Real>(seed: u64) {
+    let mut g = rng(seed);
+    let shapes = [
+        (31, 31),
+        (32, 32),
+        (33, 33),
+        (40, 32),
+        (32, 40),
+        (128, 128),
+        (129, 129),
+    ];
+    for (m, n) in shapes {
+        let big = m.max(n) > 64;
+        let counts: &[usize] = if big { &[2, 3] } else { &[1, 2, 3, 4, 5] };
+        let settings: &[(bool, bool)] = if big {
+            &[(false, true)]
+        } else {
+            &[(false, true), (true, true), (false, false)]
+        };
+        for &count in counts {
+            let mats: Vec<M> = (0..count).map(|_| gaussian(&mut g, m, n)).collect();
+            let inp = Input::<T>::contiguous(&mats, &[count], m, n);
+            for &(full, vectors) in settings {
+                let ctx = format!("svd pairs {m}x{n} batch {count} full={full} vectors={vectors}");
+                let res = run_svd(&inp.view(), full, vectors, Backend::CpuSmall);
+                infos_clean(&res.info, &ctx);
+                for i in 0..count {
+                    let alone = Input::<T>::contiguous(&mats[i..i + 1], &[], m, n);
+                    let one = run_svd(&alone.view(), full, vectors, Backend::CpuSmall);
+                    assert_eq!(res.info[i], one.info[0], "{ctx}: info of {i}");
+                    assert_same_bits(&res.s[i..i + 1], &one.s, &ctx);
+                    if vectors {
+                        assert_same_bits(
+                            &res.u.as_ref().unwrap()[i..i + 1],
+                            one.u.as_ref().unwrap(),
+                            &ctx,
+                        );
+                        assert_same_bits(
+                            &res.vh.as_ref().unwrap()[i..i + 1],
+                            one.vh.as_ref().unwrap(),
+                            &ctx,
+                        );
+                    }
+                }
+            }
+        }
+        if big {
+            continue;
+        }
+        // Pairs (0, 1), (2, 3), (4, 5), (6): 1 is poisoned (second of its pair), 2 (first),
+        // 4 and 5 (both), 6 (the odd tail, alone).
+        let mats: Vec<M> = (0..7).map(|_| gaussian(&mut g, m, n)).collect();
+        let mut inp = Input::<T>::contiguous(&mats, &[7], m, n);
+        let bad = [1usize, 2, 4, 5, 6];
+        for &b in &bad {
+            inp.set(b, g.random_range(0..m), g.random_range(0..n), T::NAN);
+        }
+        let ctx = format!("svd pairs nonfinite {m}x{n}");
+        let res = run_svd(&inp.view(), false, true, Backend::CpuSmall);
+        for i in 0..7 {
+            if bad.contains(&i) {
+                assert!(res.info[i].nonfinite(), "{ctx}: matrix {i} not flagged");
+                assert!(res.s[i].all_nan(), "{ctx}: S of {i}");
+                assert!(res.u.as_ref().unwrap()[i].all_nan(), "{ctx}: U of {i}");
+                assert!(res.vh.as_ref().unwrap()[i].all_nan(), "{ctx}: Vh of {i}");
+                continue;
+            }
+            let alone = Input::<T>::contiguous(&mats[i..i + 1], &[], m, n);
+            let one = run_svd(&alone.view(), false, true, Backend::CpuSmall);
+            assert_eq!(res.info[i], one.info[0], "{ctx}: info of {i}");
+            assert_same_bits(&res.s[i..i + 1], &one.s, &ctx);
+            assert_same_bits(
+                &res.u.as_ref().unwrap()[i..i + 1],
+                one.u.as_ref().unwrap(),
+                &ctx,
+            );
+            assert_same_bits(
+                &res.vh.as_ref().unwrap()[i..i + 1],
+                one.vh.as_ref().unwrap(),
+                &ctx,
+            );
+        }
+    }
+}
+
+#[test]
+fn svd_pairs_match_single() {
+    pairs_match_single::<f32>(222);
+    pairs_match_single::<f64>(223);
+}
+
 /// With well separated singular values the singular vectors are unique up to sign: both
 /// CPU backends agree once the sign convention is applied.
 fn backends_agree<T: Real>(seed: u64) {

@@ -457,6 +457,35 @@ fn sort_with_columns<T: Real>(vals: &mut [T], descending: bool, cols: &mut [(&mu
     }
 }
 
+/// Sort `vals` descending as `sort_with_columns` does, recording in `order` (`vals.len()`
+/// long) which original position each sorted value came from: the same permutation,
+/// applied later (to columns, on the way out) instead of by swapping columns.
+fn sort_order<T: Real>(vals: &mut [T], order: &mut [usize]) {
+    let n = vals.len();
+    for (i, o) in order.iter_mut().enumerate() {
+        *o = i;
+    }
+    if vals.windows(2).all(|p| p[0] >= p[1]) {
+        return;
+    }
+    for i in 0..n {
+        let mut best = i;
+        for j in i + 1..n {
+            if vals[j] > vals[best] {
+                best = j;
+            }
+        }
+        if best != i {
+            vals.swap(i, best);
+            order.swap(i, best);
+        }
+    }
+}
+
+/// The largest min(m, n) whose SVD vectors are sorted and signed on the way out (a
+/// permutation on the stack) rather than by swapping columns.
+const ORDER_MAX: usize = 128;
+
 // ---------------------------------------------------------------------------------------
 // QR
 
@@ -760,100 +789,286 @@ pub(crate) fn svd_batch<T: Real>(
     };
     // Work layout: a (ld x q) | s (q) | u (ld x u_cols) | v (ldv x q) | kernel scratch
     let ws_len = ld * q + q + ulen + vlen + kscratch;
-    for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
-        let (aw, rest) = ws.buf.split_at_mut(ld * q);
-        let (sw, rest) = rest.split_at_mut(q);
-        let (uw, rest) = rest.split_at_mut(ulen);
-        let (vw, kscr) = rest.split_at_mut(vlen);
-        let (max, finite) = gather(a, index, transpose, aw, ld);
+    let parts = [ld * q, q, ulen, vlen, kscratch];
+    // Gather and scale matrix `index`: the scaling exponent, or (outputs written) its info
+    // when there is nothing to decompose.
+    let start = |w: &mut SvdWork<T>, index: usize| -> std::result::Result<i32, Info> {
+        let (max, finite) = gather(a, index, transpose, w.aw, ld);
         if !finite {
             fill_out(&out.s, index, T::NAN);
             for o in [&out.u, &out.vh].into_iter().flatten() {
                 fill_out(o, index, T::NAN);
             }
-            return Info(Info::NONFINITE);
+            return Err(Info(Info::NONFINITE));
         }
         if q == 0 {
             for o in [&out.u, &out.vh].into_iter().flatten() {
                 write_identity(o, index);
             }
-            return Info::OK;
+            return Err(Info::OK);
         }
         let e = scale_exponent(max);
-        scale_in_place(aw, e);
-        let status = match algo {
-            CpuAlgo::Small => {
-                let (uo, vo) = if vectors {
-                    (Some(&mut uw[..ld * q]), Some(&mut vw[..]))
-                } else {
-                    (None, None)
-                };
-                let st = kernels::svd(p, q, aw, ld, sw, uo, vo, ldv, kscr);
-                if vectors && u_cols > q {
-                    complete_basis(p, q, uw, ld, kscr);
-                }
-                st
+        scale_in_place(w.aw, e);
+        Ok(e)
+    };
+    // The full basis of U, when asked for, after the kernel.
+    let complete = |w: &mut SvdWork<T>| {
+        if vectors && u_cols > q {
+            complete_basis(p, q, w.uw, ld, w.kscr);
+        }
+    };
+    // Conventions, unscaling and write-out of matrix `index` after its kernel.
+    let finish =
+        |w: &mut SvdWork<T>, index: usize, e: i32, status: kernels::KernelStatus| -> Info {
+            let SvdWork { sw, uw, vw, .. } = w;
+            let (sw, uw, vw) = (&mut **sw, &mut **uw, &mut **vw);
+            let mut inf = Info::OK.with_iterations(status.iterations);
+            if !status.converged {
+                inf = inf.with_flag(Info::NOT_CONVERGED);
             }
+            for x in sw.iter_mut() {
+                *x = x.abs();
+            }
+            // After sorting: the rank flag, and S unscaled and written.
+            let rank_and_s = |sw: &[T], inf: &mut Info| {
+                let smax = sw[0];
+                if sw[q - 1] <= T::from_f64(p as f64) * T::EPSILON * smax || smax == T::ZERO {
+                    *inf = inf.with_flag(Info::RANK_DEFICIENT);
+                }
+                let unscale = Pow2::new(e);
+                out.s.write(index, 1, q, |_, j| unscale.apply(sw[j]));
+            };
+            if vectors && q <= ORDER_MAX {
+                // Sorted and signed on the way out: column j of the result is work column
+                // order[j] times sg[j] (the permutation `sort_with_columns` would make).
+                let mut order = [0usize; ORDER_MAX];
+                let order = &mut order[..q];
+                sort_order(sw, order);
+                let mut sg = [T::ONE; ORDER_MAX];
+                for (j, &c) in order.iter().enumerate() {
+                    // Sign convention: each column of A's U has its largest component positive
+                    // (A's U is the work V when A was transposed).
+                    let lead = if transpose {
+                        &vw[c * ldv..c * ldv + q]
+                    } else {
+                        &uw[c * ld..c * ld + p]
+                    };
+                    if lead[argmax_abs(lead)] < T::ZERO {
+                        sg[j] = -T::ONE;
+                    }
+                }
+                for j in q..u_cols {
+                    let col = &mut uw[j * ld..j * ld + p];
+                    if col[argmax_abs(col)] < T::ZERO {
+                        col.iter_mut().for_each(|x| *x = -*x);
+                    }
+                }
+                rank_and_s(sw, &mut inf);
+                if let (Some(u), Some(vh)) = (&out.u, &out.vh) {
+                    let (uw, vw, order) = (&uw[..], &vw[..], &order[..]);
+                    if !transpose {
+                        u.write(index, m, u.layout.cols, |i, j| {
+                            if j < q {
+                                uw[i + order[j] * ld] * sg[j]
+                            } else {
+                                uw[i + j * ld]
+                            }
+                        });
+                        vh.write(index, vh.layout.rows, n, |i, j| {
+                            vw[j + order[i] * ldv] * sg[i]
+                        });
+                    } else {
+                        u.write(index, m, u.layout.cols, |i, j| {
+                            vw[i + order[j] * ldv] * sg[j]
+                        });
+                        vh.write(index, vh.layout.rows, n, |i, j| {
+                            if i < q {
+                                uw[j + order[i] * ld] * sg[i]
+                            } else {
+                                uw[j + i * ld]
+                            }
+                        });
+                    }
+                }
+                return inf;
+            }
+            if vectors {
+                let (u_first, _) = uw.split_at_mut(ld * q);
+                sort_with_columns(sw, true, &mut [(u_first, ld), (&mut vw[..], ldv)]);
+                // Sign convention: each column of A's U has its largest component positive
+                // (A's U is the work V when A was transposed).
+                for j in 0..q {
+                    let lead = if transpose {
+                        &vw[j * ldv..j * ldv + q]
+                    } else {
+                        &uw[j * ld..j * ld + p]
+                    };
+                    if lead[argmax_abs(lead)] < T::ZERO {
+                        uw[j * ld..(j + 1) * ld].iter_mut().for_each(|x| *x = -*x);
+                        vw[j * ldv..(j + 1) * ldv].iter_mut().for_each(|x| *x = -*x);
+                    }
+                }
+                for j in q..u_cols {
+                    let col = &mut uw[j * ld..j * ld + p];
+                    if col[argmax_abs(col)] < T::ZERO {
+                        col.iter_mut().for_each(|x| *x = -*x);
+                    }
+                }
+            } else {
+                sort_with_columns(sw, true, &mut []);
+            }
+            rank_and_s(sw, &mut inf);
+            // Tall: U = uw, Vh = vw^T. Wide (transposed): U = vw, Vh = uw^T.
+            if let (Some(u), Some(vh)) = (&out.u, &out.vh) {
+                let (uw, vw) = (&uw[..], &vw[..]);
+                if !transpose {
+                    u.write(index, m, u.layout.cols, |i, j| uw[i + j * ld]);
+                    vh.write(index, vh.layout.rows, n, |i, j| vw[j + i * ldv]);
+                } else {
+                    u.write(index, m, u.layout.cols, |i, j| vw[i + j * ldv]);
+                    vh.write(index, vh.layout.rows, n, |i, j| uw[j + i * ld]);
+                }
+            }
+            inf
+        };
+    // The small kernel on one matrix.
+    let small = |w: &mut SvdWork<T>| -> kernels::KernelStatus {
+        let (uo, vo) = if vectors {
+            (Some(&mut w.uw[..ld * q]), Some(&mut w.vw[..]))
+        } else {
+            (None, None)
+        };
+        let st = kernels::svd(p, q, w.aw, ld, w.sw, uo, vo, ldv, w.kscr);
+        complete(w);
+        st
+    };
+    if algo == CpuAlgo::Small && !inner && batch > 1 && q <= PAIR_MAX {
+        // Two matrices a task, their bidiagonal QR iterations interleaved on one core (see
+        // `kernels::svd_pair`); a matrix whose partner has nothing to decompose runs alone.
+        for_each_pair::<T, _>(batch, 2 * ws_len, info, |ws, index, inf| {
+            let (b0, b1) = ws.buf.split_at_mut(ws_len);
+            let (mut w0, mut w1) = (SvdWork::new(b0, parts), SvdWork::new(b1, parts));
+            let e0 = start(&mut w0, index);
+            let e1 = if inf.len() > 1 {
+                start(&mut w1, index + 1)
+            } else {
+                Err(Info::OK)
+            };
+            match (e0, e1) {
+                (Ok(e0), Ok(e1)) => {
+                    let (u, v) = if vectors {
+                        (
+                            Some([&mut w0.uw[..ld * q], &mut w1.uw[..ld * q]]),
+                            Some([&mut w0.vw[..], &mut w1.vw[..]]),
+                        )
+                    } else {
+                        (None, None)
+                    };
+                    let [st0, st1] = kernels::svd_pair(
+                        p,
+                        q,
+                        [&mut w0.aw[..], &mut w1.aw[..]],
+                        ld,
+                        [&mut w0.sw[..], &mut w1.sw[..]],
+                        u,
+                        v,
+                        ldv,
+                        [&mut w0.kscr[..], &mut w1.kscr[..]],
+                    );
+                    complete(&mut w0);
+                    complete(&mut w1);
+                    inf[0] = finish(&mut w0, index, e0, st0);
+                    inf[1] = finish(&mut w1, index + 1, e1, st1);
+                }
+                (e0, e1) => {
+                    for (k, (w, e)) in [(&mut w0, e0), (&mut w1, e1)]
+                        .into_iter()
+                        .enumerate()
+                        .take(inf.len())
+                    {
+                        inf[k] = match e {
+                            Ok(e) => {
+                                let st = small(w);
+                                finish(w, index + k, e, st)
+                            }
+                            Err(i) => i,
+                        };
+                    }
+                }
+            }
+        });
+        return;
+    }
+    for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
+        let mut w = SvdWork::new(&mut ws.buf, parts);
+        let e = match start(&mut w, index) {
+            Ok(e) => e,
+            Err(i) => return i,
+        };
+        let status = match algo {
+            CpuAlgo::Small => small(&mut w),
             CpuAlgo::Faer => {
                 let (uo, vo) = if vectors {
-                    (Some((&mut uw[..], u_cols)), Some(&mut vw[..]))
+                    (Some((&mut w.uw[..], u_cols)), Some(&mut w.vw[..]))
                 } else {
                     (None, None)
                 };
-                faer_backend::svd(p, q, aw, sw, uo, vo, par, MemStack::new(&mut ws.mem))
+                faer_backend::svd(p, q, w.aw, w.sw, uo, vo, par, MemStack::new(&mut ws.mem))
             }
         };
-        let mut inf = Info::OK.with_iterations(status.iterations);
-        if !status.converged {
-            inf = inf.with_flag(Info::NOT_CONVERGED);
-        }
-        for x in sw.iter_mut() {
-            *x = x.abs();
-        }
-        if vectors {
-            let (u_first, _) = uw.split_at_mut(ld * q);
-            sort_with_columns(sw, true, &mut [(u_first, ld), (&mut vw[..], ldv)]);
-            // Sign convention: each column of A's U has its largest component positive
-            // (A's U is the work V when A was transposed).
-            for j in 0..q {
-                let lead = if transpose {
-                    &vw[j * ldv..j * ldv + q]
-                } else {
-                    &uw[j * ld..j * ld + p]
-                };
-                if lead[argmax_abs(lead)] < T::ZERO {
-                    uw[j * ld..(j + 1) * ld].iter_mut().for_each(|x| *x = -*x);
-                    vw[j * ldv..(j + 1) * ldv].iter_mut().for_each(|x| *x = -*x);
-                }
-            }
-            for j in q..u_cols {
-                let col = &mut uw[j * ld..j * ld + p];
-                if col[argmax_abs(col)] < T::ZERO {
-                    col.iter_mut().for_each(|x| *x = -*x);
-                }
-            }
-        } else {
-            sort_with_columns(sw, true, &mut []);
-        }
-        let smax = sw[0];
-        if sw[q - 1] <= T::from_f64(p as f64) * T::EPSILON * smax || smax == T::ZERO {
-            inf = inf.with_flag(Info::RANK_DEFICIENT);
-        }
-        let unscale = Pow2::new(e);
-        out.s.write(index, 1, q, |_, j| unscale.apply(sw[j]));
-        // Tall: U = uw, Vh = vw^T. Wide (transposed): U = vw, Vh = uw^T.
-        if let (Some(u), Some(vh)) = (&out.u, &out.vh) {
-            let (uw, vw) = (&uw[..], &vw[..]);
-            if !transpose {
-                u.write(index, m, u.layout.cols, |i, j| uw[i + j * ld]);
-                vh.write(index, vh.layout.rows, n, |i, j| vw[j + i * ldv]);
-            } else {
-                u.write(index, m, u.layout.cols, |i, j| vw[i + j * ldv]);
-                vh.write(index, vh.layout.rows, n, |i, j| uw[j + i * ld]);
-            }
-        }
-        inf
+        finish(&mut w, index, e, status)
     });
+}
+
+/// The SVD's per-matrix work buffers (see `svd_batch`'s work layout).
+struct SvdWork<'a, T> {
+    aw: &'a mut [T],
+    sw: &'a mut [T],
+    uw: &'a mut [T],
+    vw: &'a mut [T],
+    kscr: &'a mut [T],
+}
+
+impl<'a, T> SvdWork<'a, T> {
+    /// Split `buf` into parts of the given lengths (a, s, u, v, kernel scratch).
+    fn new(buf: &'a mut [T], len: [usize; 5]) -> Self {
+        let (aw, rest) = buf.split_at_mut(len[0]);
+        let (sw, rest) = rest.split_at_mut(len[1]);
+        let (uw, rest) = rest.split_at_mut(len[2]);
+        let (vw, kscr) = rest.split_at_mut(len[3]);
+        SvdWork {
+            aw,
+            sw,
+            uw,
+            vw,
+            kscr: &mut kscr[..len[4]],
+        }
+    }
+}
+
+/// The largest SVD (min(m, n)) that the small kernel runs two matrices at a time: one
+/// core, float32, us a matrix, single / pair: 2.8 / 2.3 at 8, 35.2 / 28.0 at 32, 151 / 130
+/// at 64, 821 / 785 at 128 (above, the router sends f64 to faer and the pair was not
+/// measured).
+const PAIR_MAX: usize = 128;
+
+/// As `for_each_matrix` (one core per task, no inner parallelism), over pairs of
+/// consecutive matrices: `f(workspace, i, info)` handles matrices i and i + 1 and sets
+/// their info (`info` holds one entry when i is the last matrix of an odd batch).
+fn for_each_pair<T: Real, F>(batch: usize, ws_len: usize, info: &mut [Info], f: F)
+where
+    F: Fn(&mut Workspace<T>, usize, &mut [Info]) + Sync,
+{
+    debug_assert_eq!(info.len(), batch);
+    let threads = rayon::current_num_threads().max(1);
+    let min_len = (batch / 2 / (threads * 8)).max(1);
+    info.par_chunks_mut(2)
+        .enumerate()
+        .with_min_len(min_len)
+        .for_each_init(
+            || Workspace::new(ws_len, StackReq::EMPTY),
+            |ws, (pair, inf)| f(ws, 2 * pair, inf),
+        );
 }
 
 /// Extend the p x q orthonormal columns at the start of `u` (leading dimension `ld`, rows

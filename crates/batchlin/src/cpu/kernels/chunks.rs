@@ -186,6 +186,115 @@ pub(crate) fn rot<T: Real, const F: bool>(x: &mut [T], y: &mut [T], c: T, s: T) 
     }
 }
 
+/// A sequence of plane rotations down consecutive columns: for t in 0..c.len(), columns
+/// (t, t + 1) of `a` (leading dimension `ld`, each `len` long, a whole number of chunks) get
+/// `(x, y) <- (c x + s y, c y - s x)` by (c[t], s[t]), in that order, each row chunk kept in
+/// registers from one rotation to the next. The carried column is the multiplicand of the
+/// fused multiply-adds (`fma(c, x, s y)`, `fma(-s, x, c y)`), so that the chain through it
+/// is one FMA a rotation; every copy rounds the same way.
+#[inline(always)]
+pub(crate) fn rot_seq<T: Real, const F: bool>(
+    a: &mut [T],
+    ld: usize,
+    len: usize,
+    c: &[T],
+    s: &[T],
+) {
+    let r = c.len();
+    assert!(s.len() == r && len <= ld && a.len() >= r * ld + len && len % CHUNK == 0);
+    if r == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if F {
+        if let (Some(a), Some(c), Some(s)) =
+            (cast_mut::<T, f32>(a), cast::<T, f32>(c), cast::<T, f32>(s))
+        {
+            // SAFETY: F is only set inside the AVX2+FMA copies; the bounds were checked.
+            return unsafe { avx::rot_seq_f32(a, ld, len, c, s) };
+        }
+        if let (Some(a), Some(c), Some(s)) =
+            (cast_mut::<T, f64>(a), cast::<T, f64>(c), cast::<T, f64>(s))
+        {
+            // SAFETY: as above.
+            return unsafe { avx::rot_seq_f64(a, ld, len, c, s) };
+        }
+    }
+    for t in 0..r {
+        let (lo, hi) = a.split_at_mut((t + 1) * ld);
+        let (x, y) = (&mut lo[t * ld..t * ld + len], &mut hi[..len]);
+        let (ct, st) = (c[t], s[t]);
+        for (xi, yi) in x.iter_mut().zip(y.iter_mut()) {
+            let (p, q) = (*xi, *yi);
+            *xi = fma::<T, F>(ct, p, st * q);
+            *yi = fma::<T, F>(-st, p, ct * q);
+        }
+    }
+}
+
+/// `x = sum_c coef[c] * a[c * ld..c * ld + x.len()]` (columns of `a`, leading dimension
+/// `ld`), accumulated in column order as repeated [`axpy`]s from zero would (so with the
+/// same rounding), the row chunks of `x` held in registers across the columns.
+#[inline(always)]
+pub(crate) fn gemv_cols<T: Real, const F: bool>(coef: &[T], a: &[T], ld: usize, x: &mut [T]) {
+    let (nc, len) = (coef.len(), x.len());
+    assert!(len % CHUNK == 0 && len <= ld && (nc == 0 || a.len() >= (nc - 1) * ld + len));
+    #[cfg(target_arch = "x86_64")]
+    if F {
+        if let (Some(coef), Some(a), Some(x)) = (
+            cast::<T, f32>(coef),
+            cast::<T, f32>(a),
+            cast_mut::<T, f32>(x),
+        ) {
+            // SAFETY: F is only set inside the AVX2+FMA copies; the bounds were checked.
+            return unsafe { avx::gemv_cols_f32(coef, a, ld, x) };
+        }
+    }
+    x.fill(T::ZERO);
+    for (c, &w) in coef.iter().enumerate() {
+        axpy::<T, F>(w, &a[c * ld..c * ld + len], x);
+    }
+}
+
+/// [`rot_seq`] on two column blocks at once, `a` by (ca, sa) and `b` by (cb, sb) (the same
+/// number of rotations): the row chunks of both are kept in registers side by side, so
+/// that their rotation chains overlap. Each gets exactly what `rot_seq` gives it.
+#[inline(always)]
+pub(crate) fn rot_seq2<T: Real, const F: bool>(
+    a: &mut [T],
+    lda: usize,
+    ca: &[T],
+    sa: &[T],
+    b: &mut [T],
+    ldb: usize,
+    cb: &[T],
+    sb: &[T],
+) {
+    let r = ca.len();
+    assert!(sa.len() == r && cb.len() == r && sb.len() == r);
+    assert!(a.len() >= r * lda + lda && b.len() >= r * ldb + ldb);
+    assert!(lda % CHUNK == 0 && ldb % CHUNK == 0);
+    if r == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if F {
+        if let (Some(a), Some(ca), Some(sa), Some(b), Some(cb), Some(sb)) = (
+            cast_mut::<T, f32>(a),
+            cast::<T, f32>(ca),
+            cast::<T, f32>(sa),
+            cast_mut::<T, f32>(b),
+            cast::<T, f32>(cb),
+            cast::<T, f32>(sb),
+        ) {
+            // SAFETY: F is only set inside the AVX2+FMA copies; the bounds were checked.
+            return unsafe { avx::rot_seq2_f32(a, lda, ca, sa, b, ldb, cb, sb) };
+        }
+    }
+    rot_seq::<T, F>(a, lda, lda, ca, sa);
+    rot_seq::<T, F>(b, ldb, ldb, cb, sb);
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx {
     //! The AVX2+FMA bodies. A chunk is one __m256 of f32, or two __m256d of f64.
@@ -367,6 +476,241 @@ mod avx {
             _mm256_storeu_pd(yp.add(o), _mm256_fmadd_pd(cv, b, _mm256_mul_pd(nsv, a)));
         }
     }
+
+    /// `rot_seq` on `G` vectors of rows from offset `o`: they stay in registers while the
+    /// rotations walk down the columns.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn rot_seq_ps<const G: usize>(p: *mut f32, ld: usize, o: usize, c: &[f32], s: &[f32]) {
+        let mut x = [_mm256_setzero_ps(); G];
+        for (g, xg) in x.iter_mut().enumerate() {
+            *xg = _mm256_loadu_ps(p.add(o + 8 * g));
+        }
+        for t in 0..c.len() {
+            let (cv, sv, nsv) = (
+                _mm256_set1_ps(c[t]),
+                _mm256_set1_ps(s[t]),
+                _mm256_set1_ps(-s[t]),
+            );
+            let cur = p.add(t * ld + o);
+            let next = p.add((t + 1) * ld + o);
+            for (g, xg) in x.iter_mut().enumerate() {
+                let b = _mm256_loadu_ps(next.add(8 * g));
+                _mm256_storeu_ps(
+                    cur.add(8 * g),
+                    _mm256_fmadd_ps(cv, *xg, _mm256_mul_ps(sv, b)),
+                );
+                *xg = _mm256_fmadd_ps(nsv, *xg, _mm256_mul_ps(cv, b));
+            }
+        }
+        let last = p.add(c.len() * ld + o);
+        for (g, xg) in x.iter().enumerate() {
+            _mm256_storeu_ps(last.add(8 * g), *xg);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn rot_seq_f32(a: &mut [f32], ld: usize, len: usize, c: &[f32], s: &[f32]) {
+        let p = a.as_mut_ptr();
+        let nv = len / 8;
+        let mut v = 0;
+        while v + 4 <= nv {
+            rot_seq_ps::<4>(p, ld, v * 8, c, s);
+            v += 4;
+        }
+        match nv - v {
+            3 => rot_seq_ps::<3>(p, ld, v * 8, c, s),
+            2 => rot_seq_ps::<2>(p, ld, v * 8, c, s),
+            1 => rot_seq_ps::<1>(p, ld, v * 8, c, s),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn gemv_cols_ps<const G: usize>(coef: &[f32], p: *const f32, ld: usize, x: *mut f32) {
+        let mut acc = [_mm256_setzero_ps(); G];
+        for (c, &w) in coef.iter().enumerate() {
+            let wv = _mm256_set1_ps(w);
+            let col = p.add(c * ld);
+            for (g, ag) in acc.iter_mut().enumerate() {
+                *ag = _mm256_fmadd_ps(wv, _mm256_loadu_ps(col.add(8 * g)), *ag);
+            }
+        }
+        for (g, ag) in acc.iter().enumerate() {
+            _mm256_storeu_ps(x.add(8 * g), *ag);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn gemv_cols_f32(coef: &[f32], a: &[f32], ld: usize, x: &mut [f32]) {
+        let nv = x.len() / 8;
+        let (p, xp) = (a.as_ptr(), x.as_mut_ptr());
+        let mut v = 0;
+        while v < nv {
+            let g = (nv - v).min(4);
+            let (q, y) = (p.add(8 * v), xp.add(8 * v));
+            match g {
+                4 => gemv_cols_ps::<4>(coef, q, ld, y),
+                3 => gemv_cols_ps::<3>(coef, q, ld, y),
+                2 => gemv_cols_ps::<2>(coef, q, ld, y),
+                _ => gemv_cols_ps::<1>(coef, q, ld, y),
+            }
+            v += g;
+        }
+    }
+
+    /// `rot_seq_ps` on `G` vectors of `pa` and `G` of `pb` side by side.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn rot_seq2_ps<const G: usize>(
+        pa: *mut f32,
+        lda: usize,
+        ca: &[f32],
+        sa: &[f32],
+        pb: *mut f32,
+        ldb: usize,
+        cb: &[f32],
+        sb: &[f32],
+    ) {
+        let mut x = [_mm256_setzero_ps(); G];
+        let mut y = [_mm256_setzero_ps(); G];
+        for g in 0..G {
+            x[g] = _mm256_loadu_ps(pa.add(8 * g));
+            y[g] = _mm256_loadu_ps(pb.add(8 * g));
+        }
+        for t in 0..ca.len() {
+            let (cva, sva, nsva) = (
+                _mm256_set1_ps(ca[t]),
+                _mm256_set1_ps(sa[t]),
+                _mm256_set1_ps(-sa[t]),
+            );
+            let (cvb, svb, nsvb) = (
+                _mm256_set1_ps(cb[t]),
+                _mm256_set1_ps(sb[t]),
+                _mm256_set1_ps(-sb[t]),
+            );
+            let (cura, nexta) = (pa.add(t * lda), pa.add((t + 1) * lda));
+            let (curb, nextb) = (pb.add(t * ldb), pb.add((t + 1) * ldb));
+            for g in 0..G {
+                let p = _mm256_loadu_ps(nexta.add(8 * g));
+                let q = _mm256_loadu_ps(nextb.add(8 * g));
+                _mm256_storeu_ps(
+                    cura.add(8 * g),
+                    _mm256_fmadd_ps(cva, x[g], _mm256_mul_ps(sva, p)),
+                );
+                _mm256_storeu_ps(
+                    curb.add(8 * g),
+                    _mm256_fmadd_ps(cvb, y[g], _mm256_mul_ps(svb, q)),
+                );
+                x[g] = _mm256_fmadd_ps(nsva, x[g], _mm256_mul_ps(cva, p));
+                y[g] = _mm256_fmadd_ps(nsvb, y[g], _mm256_mul_ps(cvb, q));
+            }
+        }
+        let (lasta, lastb) = (pa.add(ca.len() * lda), pb.add(ca.len() * ldb));
+        for g in 0..G {
+            _mm256_storeu_ps(lasta.add(8 * g), x[g]);
+            _mm256_storeu_ps(lastb.add(8 * g), y[g]);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn rot_seq2_f32(
+        a: &mut [f32],
+        lda: usize,
+        ca: &[f32],
+        sa: &[f32],
+        b: &mut [f32],
+        ldb: usize,
+        cb: &[f32],
+        sb: &[f32],
+    ) {
+        let (pa, pb) = (a.as_mut_ptr(), b.as_mut_ptr());
+        let (na, nb) = (lda / 8, ldb / 8);
+        // Whole groups of up to four vectors of each side together, the rest alone.
+        let mut v = 0;
+        while v < na.min(nb) {
+            let g = (na.min(nb) - v).min(4);
+            let (qa, qb) = (pa.add(8 * v), pb.add(8 * v));
+            match g {
+                4 => rot_seq2_ps::<4>(qa, lda, ca, sa, qb, ldb, cb, sb),
+                3 => rot_seq2_ps::<3>(qa, lda, ca, sa, qb, ldb, cb, sb),
+                2 => rot_seq2_ps::<2>(qa, lda, ca, sa, qb, ldb, cb, sb),
+                _ => rot_seq2_ps::<1>(qa, lda, ca, sa, qb, ldb, cb, sb),
+            }
+            v += g;
+        }
+        while v < na {
+            let g = (na - v).min(4);
+            match g {
+                4 => rot_seq_ps::<4>(pa, lda, 8 * v, ca, sa),
+                3 => rot_seq_ps::<3>(pa, lda, 8 * v, ca, sa),
+                2 => rot_seq_ps::<2>(pa, lda, 8 * v, ca, sa),
+                _ => rot_seq_ps::<1>(pa, lda, 8 * v, ca, sa),
+            }
+            v += g;
+        }
+        let mut w = na.min(nb);
+        while w < nb {
+            let g = (nb - w).min(4);
+            match g {
+                4 => rot_seq_ps::<4>(pb, ldb, 8 * w, cb, sb),
+                3 => rot_seq_ps::<3>(pb, ldb, 8 * w, cb, sb),
+                2 => rot_seq_ps::<2>(pb, ldb, 8 * w, cb, sb),
+                _ => rot_seq_ps::<1>(pb, ldb, 8 * w, cb, sb),
+            }
+            w += g;
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn rot_seq_pd<const G: usize>(p: *mut f64, ld: usize, o: usize, c: &[f64], s: &[f64]) {
+        let mut x = [_mm256_setzero_pd(); G];
+        for (g, xg) in x.iter_mut().enumerate() {
+            *xg = _mm256_loadu_pd(p.add(o + 4 * g));
+        }
+        for t in 0..c.len() {
+            let (cv, sv, nsv) = (
+                _mm256_set1_pd(c[t]),
+                _mm256_set1_pd(s[t]),
+                _mm256_set1_pd(-s[t]),
+            );
+            let cur = p.add(t * ld + o);
+            let next = p.add((t + 1) * ld + o);
+            for (g, xg) in x.iter_mut().enumerate() {
+                let b = _mm256_loadu_pd(next.add(4 * g));
+                _mm256_storeu_pd(
+                    cur.add(4 * g),
+                    _mm256_fmadd_pd(cv, *xg, _mm256_mul_pd(sv, b)),
+                );
+                *xg = _mm256_fmadd_pd(nsv, *xg, _mm256_mul_pd(cv, b));
+            }
+        }
+        let last = p.add(c.len() * ld + o);
+        for (g, xg) in x.iter().enumerate() {
+            _mm256_storeu_pd(last.add(4 * g), *xg);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn rot_seq_f64(a: &mut [f64], ld: usize, len: usize, c: &[f64], s: &[f64]) {
+        let p = a.as_mut_ptr();
+        // A chunk is two vectors of f64: groups of four vectors, then the even rest.
+        let nv = len / 4;
+        let mut v = 0;
+        while v + 4 <= nv {
+            rot_seq_pd::<4>(p, ld, v * 4, c, s);
+            v += 4;
+        }
+        if nv - v == 2 {
+            rot_seq_pd::<2>(p, ld, v * 4, c, s);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -439,6 +783,92 @@ mod tests {
                 assert!((y1[i].to_f64() - (0.6 * ya - 0.8 * xa)).abs() <= tol);
             }
         }
+    }
+
+    /// The column-sequence bodies: `rot_seq` (both copies) against an f64 replay of the
+    /// rotations, `rot_seq2` bit for bit two `rot_seq`s, `gemv_cols` bit for bit zero plus
+    /// `axpy`s, at lengths of 1 to 5 chunks (and 1 to 4 registers' worth, the groups'
+    /// tails), leading dimensions above the length, 0 to 6 rotations.
+    fn check_seq<T: Real>(tol: f64) {
+        #[cfg(target_arch = "x86_64")]
+        if !crate::cpu::kernels::has_avx2_fma() {
+            return;
+        }
+        let mut r = rng(23);
+        let bits = |x: &[T]| x.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>();
+        for (len, ld) in [(8usize, 8usize), (16, 24), (24, 24), (32, 40), (40, 40)] {
+            for nr in [0usize, 1, 2, 6] {
+                let cols = nr + 1;
+                let a0: Vec<T> = randn(&mut r, ld * cols, 1)
+                    .into_iter()
+                    .map(T::from_f64)
+                    .collect();
+                let b0: Vec<T> = randn(&mut r, 16 * cols, 1)
+                    .into_iter()
+                    .map(T::from_f64)
+                    .collect();
+                let ang: Vec<f64> = randn(&mut r, 2 * nr + 1, 1);
+                let c: Vec<T> = ang[..nr].iter().map(|t| T::from_f64(t.cos())).collect();
+                let sn: Vec<T> = ang[..nr].iter().map(|t| T::from_f64(t.sin())).collect();
+                let c2: Vec<T> = ang[nr..2 * nr]
+                    .iter()
+                    .map(|t| T::from_f64(t.cos()))
+                    .collect();
+                let s2: Vec<T> = ang[nr..2 * nr]
+                    .iter()
+                    .map(|t| T::from_f64(t.sin()))
+                    .collect();
+                // f64 replay
+                let mut want: Vec<f64> = a0.iter().map(|x| x.to_f64()).collect();
+                for t in 0..nr {
+                    let (ct, st) = (c[t].to_f64(), sn[t].to_f64());
+                    for i in 0..len {
+                        let (x, y) = (want[t * ld + i], want[(t + 1) * ld + i]);
+                        want[t * ld + i] = ct * x + st * y;
+                        want[(t + 1) * ld + i] = ct * y - st * x;
+                    }
+                }
+                for fused in [true, false] {
+                    let mut a = a0.clone();
+                    if fused {
+                        rot_seq::<T, true>(&mut a, ld, len, &c, &sn);
+                    } else {
+                        rot_seq::<T, false>(&mut a, ld, len, &c, &sn);
+                    }
+                    for j in 0..cols {
+                        for i in 0..ld {
+                            let (got, w) = (a[j * ld + i].to_f64(), want[j * ld + i]);
+                            if i < len {
+                                assert!((got - w).abs() <= tol, "rot_seq {len} {nr} {fused}");
+                            } else {
+                                assert_eq!(got, a0[j * ld + i].to_f64(), "rot_seq row {i}");
+                            }
+                        }
+                    }
+                }
+                let (mut a1, mut b1) = (a0.clone(), b0.clone());
+                rot_seq::<T, true>(&mut a1, ld, ld, &c, &sn);
+                rot_seq::<T, true>(&mut b1, 16, 16, &c2, &s2);
+                let (mut a2, mut b2) = (a0.clone(), b0.clone());
+                rot_seq2::<T, true>(&mut a2, ld, &c, &sn, &mut b2, 16, &c2, &s2);
+                assert_eq!(bits(&a1), bits(&a2), "rot_seq2 a {len} {nr}");
+                assert_eq!(bits(&b1), bits(&b2), "rot_seq2 b {len} {nr}");
+                let coef: Vec<T> = ang[..cols].iter().map(|&x| T::from_f64(x)).collect();
+                let mut x1 = vec![T::from_f64(7.0); len];
+                gemv_cols::<T, true>(&coef, &a0, ld, &mut x1);
+                let mut x2 = vec![T::ZERO; len];
+                for (k, &w) in coef.iter().enumerate() {
+                    axpy::<T, true>(w, &a0[k * ld..k * ld + len], &mut x2);
+                }
+                assert_eq!(bits(&x1), bits(&x2), "gemv_cols {len} {nr}");
+            }
+        }
+    }
+
+    #[test]
+    fn sequences_f32_f64() {
+        check_seq::<f32>(1e-5);
+        check_seq::<f64>(1e-13);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod golub_kahan_svd;
 pub mod householder_qr;
 pub mod tridiag_ql_eigh;
 
-pub use golub_kahan_svd::{svd, svd_scratch_len};
+pub use golub_kahan_svd::{svd, svd_pair, svd_scratch_len};
 pub use householder_qr::{padded_ld, qr_factor, qr_factor_padded, qr_form_q, qr_form_q_padded};
 pub use tridiag_ql_eigh::{eigh, eigh_scratch_len};
 
