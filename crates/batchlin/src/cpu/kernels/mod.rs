@@ -17,6 +17,7 @@
 pub(crate) mod chunks;
 pub mod golub_kahan_svd;
 pub mod householder_qr;
+pub mod tridiag_dc_eigh;
 pub mod tridiag_ql_eigh;
 
 pub use golub_kahan_svd::{svd, svd_scratch_len};
