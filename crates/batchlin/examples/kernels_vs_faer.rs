@@ -155,7 +155,7 @@ fn bench_dc<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
         let st = if op == Op::Tdc {
             w.copy_from_slice(&tri[i].0);
             e.copy_from_slice(&tri[i].1);
-            dc::tridiag_dc(n, &mut w, &mut e, &mut v, &mut sc, &mut isc)
+            dc::tridiag_dc(n, &mut w, &mut e, &mut v, &mut sc, &mut isc, Par::Seq)
         } else {
             a.copy_from_slice(&pool[i]);
             dc::eigh_dense(n, &mut a, &mut w, &mut v, Par::Seq, MemStack::new(&mut buf))

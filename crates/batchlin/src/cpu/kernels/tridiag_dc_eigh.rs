@@ -47,7 +47,7 @@ pub fn tridiag_dc_scratch_len(n: usize) -> (usize, usize) {
 /// `d[i]` and `d[i+1]` (`e` at least n - 1 long): on return `d` holds the eigenvalues in
 /// ascending order and `q` (n x n, column-major, leading dimension n) the orthonormal
 /// eigenvectors as columns. `e` is destroyed. The scratch lengths are
-/// [`tridiag_dc_scratch_len`]`(n)`.
+/// [`tridiag_dc_scratch_len`]`(n)`; `par` is the merges' GEMMs' parallelism.
 pub fn tridiag_dc<T: Real>(
     n: usize,
     d: &mut [T],
@@ -55,13 +55,14 @@ pub fn tridiag_dc<T: Real>(
     q: &mut [T],
     scratch: &mut [T],
     iscratch: &mut [usize],
+    par: Par,
 ) -> KernelStatus {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2_fma() {
         // SAFETY: AVX2 and FMA were detected.
-        return unsafe { tridiag_dc_avx2(n, d, e, q, scratch, iscratch) };
+        return unsafe { tridiag_dc_avx2(n, d, e, q, scratch, iscratch, par) };
     }
-    tridiag_dc_impl::<T, false>(n, d, e, q, scratch, iscratch)
+    tridiag_dc_impl::<T, false>(n, d, e, q, scratch, iscratch, par)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -73,8 +74,9 @@ unsafe fn tridiag_dc_avx2<T: Real>(
     q: &mut [T],
     scratch: &mut [T],
     iscratch: &mut [usize],
+    par: Par,
 ) -> KernelStatus {
-    tridiag_dc_impl::<T, true>(n, d, e, q, scratch, iscratch)
+    tridiag_dc_impl::<T, true>(n, d, e, q, scratch, iscratch, par)
 }
 
 /// Scratch that [`eigh_dense`] needs for order n.
@@ -143,7 +145,7 @@ pub fn eigh_dense<T: Real>(
             .expect("column")
             .as_slice_mut();
         let (mut isc, _) = stack.make_with(ilen, |_| 0usize);
-        tridiag_dc(n, d, e, &mut v[..n * n], sc, &mut isc)
+        tridiag_dc(n, d, e, &mut v[..n * n], sc, &mut isc, par)
     };
     let mut vmat = MatMut::from_column_major_slice_mut(&mut v[..n * n], n, n);
     apply_block_householder_sequence_on_the_left_in_place_with_conj(
@@ -178,6 +180,7 @@ struct Work<'a, T> {
     pole: &'a mut [usize],
     ord: &'a mut [usize],
     status: KernelStatus,
+    par: Par,
 }
 
 #[inline(always)]
@@ -188,6 +191,7 @@ fn tridiag_dc_impl<T: Real, const F: bool>(
     q: &mut [T],
     scratch: &mut [T],
     iscratch: &mut [usize],
+    par: Par,
 ) -> KernelStatus {
     let mut status = KernelStatus {
         iterations: 0,
@@ -231,6 +235,7 @@ fn tridiag_dc_impl<T: Real, const F: bool>(
         pole,
         ord,
         status,
+        par,
     };
     solve::<T, F>(&mut w, other, 0, n, d, e, q, true);
     status = w.status;
@@ -543,8 +548,14 @@ fn merge<T: Real, const F: bool>(
     {
         let dt = MatMut::from_column_major_slice_with_stride_mut(&mut dst[o * n + o..], m, k, n);
         let (dtop, dbot) = dt.split_at_row_mut(m1);
-        gemm_or_zero(dtop, wcm.subrows(0, m1).subcols(0, top), u.subrows(0, top));
         gemm_or_zero(
+            w.par,
+            dtop,
+            wcm.subrows(0, m1).subcols(0, top),
+            u.subrows(0, top),
+        );
+        gemm_or_zero(
+            w.par,
             dbot,
             wcm.subrows(m1, m2).subcols(n1, bot),
             u.subrows(n1, bot),
@@ -557,12 +568,12 @@ fn merge<T: Real, const F: bool>(
 }
 
 #[inline(always)]
-fn gemm_or_zero<T: Real>(dst: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>) {
+fn gemm_or_zero<T: Real>(par: Par, dst: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>) {
     let mut dst = dst;
     if a.ncols() == 0 {
         dst.fill(T::ZERO);
     } else {
-        matmul(dst, Accum::Replace, a, b, T::ONE, Par::Seq);
+        matmul(dst, Accum::Replace, a, b, T::ONE, par);
     }
 }
 
@@ -806,7 +817,7 @@ mod tests {
         let mut e = et.clone();
         e.push(T::ZERO);
         let mut q = vec![T::from_f64(9.0); n * n];
-        let st = tridiag_dc(n, &mut d, &mut e, &mut q, &mut sc, &mut isc);
+        let st = tridiag_dc(n, &mut d, &mut e, &mut q, &mut sc, &mut isc, Par::Seq);
         assert!(st.converged, "n {n}: not converged");
         let w: Vec<f64> = d.iter().map(|x| x.to_f64()).collect();
         for p in w.windows(2) {
