@@ -29,6 +29,12 @@ enum Op {
     QrPlain,
     /// eigh with eigenvectors.
     Eigh,
+    /// eigh with eigenvectors through faer's tridiagonalisation and back-transformation
+    /// around our divide and conquer (the `cpu-faer` path above the leaf size).
+    EighDc,
+    /// The tridiagonal stage alone (of the pool's tridiagonalised inputs): our divide and
+    /// conquer vs faer's `tridiagonal_self_adjoint_evd`.
+    Tdc,
     /// eigenvalues only.
     Eigvalsh,
     /// thin SVD with U and V.
@@ -43,6 +49,8 @@ impl Op {
             Op::Qr => "qr",
             Op::QrPlain => "qr-plain",
             Op::Eigh => "eigh",
+            Op::EighDc => "eigh-dc",
+            Op::Tdc => "tdc",
             Op::Eigvalsh => "eigvalsh",
             Op::Svd => "svd",
             Op::Svdvals => "svdvals",
@@ -99,7 +107,67 @@ fn time_us(pool: usize, min_calls: usize, mut f: impl FnMut(usize)) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// The tridiagonals (d, e) of the pool's matrices (faer's tridiagonalisation).
+fn tridiagonals<T: Real>(n: usize, pool: &[Vec<T>]) -> Vec<(Vec<T>, Vec<T>)> {
+    pool.iter()
+        .map(|src| {
+            let mut a = Mat::<T>::from_fn(n, n, |i, j| src[i + j * n]);
+            let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<T>(n, n);
+            let mut h = Mat::<T>::zeros(bs, n - 1);
+            let mut buf =
+                MemBuffer::new(faer::linalg::evd::tridiag::tridiag_in_place_scratch::<T>(
+                    n,
+                    Par::Seq,
+                    Default::default(),
+                ));
+            faer::linalg::evd::tridiag::tridiag_in_place(
+                a.as_mut(),
+                h.as_mut(),
+                Par::Seq,
+                MemStack::new(&mut buf),
+                Default::default(),
+            );
+            let d = (0..n).map(|i| a[(i, i)]).collect();
+            let e = (0..n)
+                .map(|i| if i + 1 < n { a[(i + 1, i)] } else { T::ZERO })
+                .collect();
+            (d, e)
+        })
+        .collect()
+}
+
+fn bench_dc<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
+    use kernels::tridiag_dc_eigh as dc;
+    let mut a = vec![T::ZERO; n * n];
+    let mut v = vec![T::ZERO; n * n];
+    let mut w = vec![T::ZERO; n];
+    let mut e = vec![T::ZERO; n];
+    let (sl, il) = dc::tridiag_dc_scratch_len(n);
+    let mut sc = vec![T::ZERO; sl];
+    let mut isc = vec![0usize; il];
+    let mut buf = MemBuffer::new(dc::eigh_dense_scratch::<T>(n, Par::Seq));
+    let tri = if op == Op::Tdc {
+        tridiagonals(n, pool)
+    } else {
+        vec![]
+    };
+    time_us(pool.len(), 3, |i| {
+        let st = if op == Op::Tdc {
+            w.copy_from_slice(&tri[i].0);
+            e.copy_from_slice(&tri[i].1);
+            dc::tridiag_dc(n, &mut w, &mut e, &mut v, &mut sc, &mut isc, Par::Seq)
+        } else {
+            a.copy_from_slice(&pool[i]);
+            dc::eigh_dense(n, &mut a, &mut w, &mut v, Par::Seq, MemStack::new(&mut buf))
+        };
+        black_box((&a, &v, &w, st));
+    })
+}
+
 fn bench_kernel<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
+    if matches!(op, Op::EighDc | Op::Tdc) {
+        return bench_dc::<T>(op, n, pool);
+    }
     let mut a = vec![T::ZERO; n * n];
     let mut tau = vec![T::ZERO; n];
     let mut q = vec![T::ZERO; n * n];
@@ -136,6 +204,7 @@ fn bench_kernel<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
                 }
             }
             Op::Eigh => kernels::eigh(n, &mut ap, ld, &mut w, Some(&mut qp), &mut scratch),
+            Op::EighDc | Op::Tdc => unreachable!(),
             Op::Eigvalsh => kernels::eigh(n, &mut ap, ld, &mut w, None, &mut scratch),
             Op::Svd => kernels::svd(
                 n,
@@ -167,9 +236,9 @@ fn bench_faer<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
             faer::linalg::qr::no_pivoting::factor::qr_in_place_scratch::<T>(n, n, bs, par, Default::default()),
             faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n, bs, n),
         ]),
-        Op::Eigh | Op::Eigvalsh => faer::linalg::evd::self_adjoint_evd_scratch::<T>(
+        Op::Eigh | Op::EighDc | Op::Tdc | Op::Eigvalsh => faer::linalg::evd::self_adjoint_evd_scratch::<T>(
             n,
-            if op == Op::Eigh { ComputeEigenvectors::Yes } else { ComputeEigenvectors::No },
+            if op != Op::Eigvalsh { ComputeEigenvectors::Yes } else { ComputeEigenvectors::No },
             par,
             Default::default(),
         ),
@@ -179,6 +248,23 @@ fn bench_faer<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
         }
     };
     let mut buf = MemBuffer::new(req);
+    if op == Op::Tdc {
+        let tri = tridiagonals(n, pool);
+        return time_us(pool.len(), 3, |i| {
+            let stack = MemStack::new(&mut buf);
+            faer::linalg::evd::tridiagonal_self_adjoint_evd(
+                faer::diag::DiagRef::from(faer::ColRef::from_slice(&tri[i].0).as_diagonal()),
+                faer::ColRef::from_slice(&tri[i].1[..n - 1]).as_diagonal(),
+                s.as_mut(),
+                Some(v.as_mut()),
+                par,
+                stack,
+                Default::default(),
+            )
+            .unwrap();
+            black_box((&v, &s));
+        });
+    }
     time_us(pool.len(), 3, |i| {
         let src = &pool[i];
         for j in 0..n {
@@ -210,7 +296,8 @@ fn bench_faer<T: Real>(op: Op, n: usize, pool: &[Vec<T>]) -> f64 {
                     stack,
                 );
             }
-            Op::Eigh => {
+            Op::Tdc => unreachable!(),
+            Op::Eigh | Op::EighDc => {
                 faer::linalg::evd::self_adjoint_evd(
                     a.as_ref(),
                     s.as_mut(),
@@ -276,7 +363,12 @@ fn run<T: Real>(ops: &[Op], sizes: &[usize]) {
         print!("{:>9}", op.name());
         for &n in sizes {
             let count = ((1 << 20) / (n * n * std::mem::size_of::<T>())).clamp(4, 64);
-            let pool = inputs::<T>(&mut rng, n, count, matches!(op, Op::Eigh | Op::Eigvalsh));
+            let pool = inputs::<T>(
+                &mut rng,
+                n,
+                count,
+                matches!(op, Op::Eigh | Op::EighDc | Op::Tdc | Op::Eigvalsh),
+            );
             let k = bench_kernel::<T>(op, n, &pool);
             let f = bench_faer::<T>(op, n, &pool);
             print!(" | {:>7.2} {:>7.2} {:>4.1}x", k, f, f / k);
@@ -311,6 +403,8 @@ fn main() {
                     "qr" => Op::Qr,
                     "qr-plain" => Op::QrPlain,
                     "eigh" => Op::Eigh,
+                    "eigh-dc" => Op::EighDc,
+                    "tdc" => Op::Tdc,
                     "eigvalsh" => Op::Eigvalsh,
                     "svd" => Op::Svd,
                     "svdvals" => Op::Svdvals,

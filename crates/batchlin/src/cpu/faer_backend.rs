@@ -1,6 +1,7 @@
 //! The `cpu-faer` backend's per-matrix algorithms: faer's in-place decompositions on one
 //! column-major work matrix, with scratch from a stack the worker reuses.
 
+use crate::cpu::kernels::tridiag_dc_eigh;
 use crate::cpu::kernels::KernelStatus;
 use crate::scalar::Real;
 use faer::dyn_stack::{MemStack, StackReq};
@@ -135,7 +136,16 @@ fn qr_in_place_full_rank<T: Real>(
     }
 }
 
+/// Whether eigenvectors of order n go through this crate's divide and conquer
+/// ([`tridiag_dc`]) between faer's tridiagonalisation and back-transformation.
+fn use_dc(n: usize, vectors: bool) -> bool {
+    vectors && n > tridiag_dc_eigh::LEAF
+}
+
 pub(crate) fn eigh_scratch<T: Real>(n: usize, vectors: bool, par: Par) -> StackReq {
+    if use_dc(n, vectors) {
+        return tridiag_dc_eigh::eigh_dense_scratch::<T>(n, par);
+    }
     let cv = if vectors {
         ComputeEigenvectors::Yes
     } else {
@@ -144,10 +154,11 @@ pub(crate) fn eigh_scratch<T: Real>(n: usize, vectors: bool, par: Par) -> StackR
     self_adjoint_evd_scratch::<T>(n, cv, par, Default::default())
 }
 
-/// Eigenvalues (and with `v`, eigenvectors as columns) of the symmetric n x n `a`.
+/// Eigenvalues (and with `v`, eigenvectors as columns) of the symmetric n x n `a` (its
+/// lower triangle is read; `a` is destroyed).
 pub(crate) fn eigh<T: Real>(
     n: usize,
-    a: &[T],
+    a: &mut [T],
     w: &mut [T],
     v: Option<&mut [T]>,
     par: Par,
@@ -159,13 +170,32 @@ pub(crate) fn eigh<T: Real>(
             converged: true,
         };
     }
+    if let Some(v) = v {
+        if use_dc(n, true) {
+            return tridiag_dc_eigh::eigh_dense(n, a, w, v, par, stack);
+        }
+        let amat = MatRef::from_column_major_slice(a, n, n);
+        let wcol = ColMut::from_slice_mut(&mut w[..n]);
+        let vmat = MatMut::from_column_major_slice_mut(&mut v[..n * n], n, n);
+        let ok = self_adjoint_evd(
+            amat,
+            wcol.as_diagonal_mut(),
+            Some(vmat),
+            par,
+            stack,
+            Default::default(),
+        );
+        return KernelStatus {
+            iterations: 0,
+            converged: ok.is_ok(),
+        };
+    }
     let amat = MatRef::from_column_major_slice(a, n, n);
     let wcol = ColMut::from_slice_mut(&mut w[..n]);
-    let vmat = v.map(|v| MatMut::from_column_major_slice_mut(&mut v[..n * n], n, n));
     let ok = self_adjoint_evd(
         amat,
         wcol.as_diagonal_mut(),
-        vmat,
+        None,
         par,
         stack,
         Default::default(),

@@ -9,6 +9,9 @@
 //!   Wilkinson shifts (EISPACK tql2), rotations applied to contiguous eigenvector columns.
 //! - [`svd`]: Householder bidiagonalisation (gebd2) + Golub-Reinsch implicit-shift QR on the
 //!   bidiagonal, rotations applied to contiguous columns of U and V.
+//! - [`tridiag_dc_eigh`]: divide and conquer on a symmetric tridiagonal (QL leaves, faer's
+//!   matmul for the merges), and `eigh_dense` around it with faer's tridiagonalisation and
+//!   back-transformation: the `cpu-faer` eigh with eigenvectors.
 //!
 //! All inner loops are over contiguous columns. Each public kernel dispatches at run time
 //! to a copy compiled with AVX2+FMA (x86_64) or, failing that, to a portable copy; the
@@ -17,6 +20,7 @@
 pub(crate) mod chunks;
 pub mod golub_kahan_svd;
 pub mod householder_qr;
+pub mod tridiag_dc_eigh;
 pub mod tridiag_ql_eigh;
 
 pub use golub_kahan_svd::{svd, svd_pair, svd_scratch_len};

@@ -156,7 +156,7 @@ fn tridiagonalize<T: Real, const F: bool>(
 /// `z` (n columns, leading dimension `ld`, a whole number of chunks). On return d holds the eigenvalues (unsorted).
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN-safe on purpose
 #[inline(always)]
-fn tql2<T: Real, const F: bool, const VEC: bool>(
+pub(crate) fn tql2<T: Real, const F: bool, const VEC: bool>(
     n: usize,
     d: &mut [T],
     e: &mut [T],
