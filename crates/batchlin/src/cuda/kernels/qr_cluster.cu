@@ -4,11 +4,12 @@
 // A matrix (m <= 8 * 256 rows, n <= NC columns, m >= n) is split by rows over a cluster of
 // BL_QC_CS blocks: thread t of block (cluster rank) c holds row c * NT + t, all NC columns,
 // in registers. Householder column by column as xGEQR2 (the same conventions as the other
-// kernels); each step needs two cluster-wide sums, read through distributed shared memory
-// after a cluster barrier: the sub-diagonal sum of squares of the step's column, then the
-// vector V^T A (w for the rank-1 update of the columns to the right, and V^T v_k for
-// xLARFT's T). Every thread builds every reflector, and every block sums the blocks'
-// partials in the same order, so all blocks agree bit for bit. The step loop is not
+// kernels); a step's cluster-wide sums are read through distributed shared memory after
+// a cluster barrier: the vector V^T A (w for the rank-1 update of the columns to the
+// right, and V^T v_k for xLARFT's T) with the next column's norm folded in (see the step
+// loop), and the sub-diagonal sum of squares afresh only when that folding would cancel.
+// Every thread builds every reflector, and every block sums the blocks' partials in the
+// same order, so all blocks agree bit for bit. The step loop is not
 // unrolled (one body, small code: the unrolled panels of the blocked kernel stall on
 // instruction fetch); instead the register row is rotated left by one column a step, so
 // the step's column is always a[0]. Q = [I; 0] - V T V1^T (V1: V's top NC rows) is formed
@@ -42,8 +43,9 @@ __device__ __forceinline__ unsigned bl_mapa(const void* p, unsigned rank) {
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
     return r;
 }
-// Stores into another block's shared memory: every exchange pushes (a store needs no
-// round trip; pulling the partials with remote loads was 2x slower).
+// Stores into and loads from another block's shared memory. The step's main exchange
+// pulls (each block loads the eight partials, all in flight: barrier + pull 412 ns against
+// 537 for pushing with stores, gpu-lab clmicro); the rare scalar exchanges push.
 __device__ __forceinline__ void bl_st_dsm(unsigned addr, float x) {
     asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(x) : "memory");
 }
