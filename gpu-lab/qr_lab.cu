@@ -26,8 +26,8 @@
     } while (0)
 
 typedef long long i64;
-enum Kind { WARP, BLOCK, SMEM, TALL, AUTO, WY, CLUSTER };  // BLOCK: retired, never runs
-static const char* kind_name[] = {"warp", "block", "smem", "tall", "auto", "wy", "clust"};
+enum Kind { WARP, BLOCK, SMEM, TALL, AUTO, WY, CLUSTER, TILE };  // BLOCK: retired, never runs
+static const char* kind_name[] = {"warp", "block", "smem", "tall", "auto", "wy", "clust", "tile"};
 static int g_wy_threads = 256;
 
 typedef void (*QrFn)(QrArgs);
@@ -124,10 +124,39 @@ struct RegEntry { int f64; int M, W, RS; QrFn fn; int lib; };
     RE(TN, F, warp, 8, 8, 1) RE(TN, F, warp, 16, 8, 1) RE(TN, F, warp, 32, 8, 1) RE(TN, F, warp, 16, 16, 1) \
     RE(TN, F, warp, 32, 16, 1) RE(TN, F, warp, 16, 32, 1) RE(TN, F, warp, 32, 32, 1)
 // As qr.rs REG_SHAPES (lib 1), and the variants g_exp = 1 prefers (lib 0).
+// 64 x 64 with two lanes a column: the library's until session 5 (the tile kernel took over).
+BL_QR_WARP(f32, float, 64, 64, 2)
+BL_QR_WARP(f64, double, 64, 64, 2)
 static RegEntry REG[] = {RE_ALL(f32, 0) RE(f32, 0, warp, 64, 16, 1) RE(f32, 0, warp, 64, 32, 1) RE(f32, 0, warp, 64, 64, 2)
                          RE_ALL(f64, 1) RE(f64, 1, warp, 64, 64, 2)
                          RX(f32, 0, warp, 64, 64, 1) RX(f32, 0, warp, 128, 128, 4) RX(f64, 1, warp, 64, 64, 1)};
 static int g_exp = 0;
+
+// Tile kernel variants (kernels/qr.cu bl_qr_tile): capacity M x N over RG x CG threads,
+// MINB blocks an SM asked of ptxas.
+#define TILE_LIST(X) \
+    X(f32, float, 0, 64, 64, 8, 16, 1) X(f32, float, 0, 64, 64, 8, 16, 6) X(f32, float, 0, 64, 64, 8, 16, 8) \
+    X(f32, float, 0, 64, 64, 4, 32, 1) X(f32, float, 0, 64, 64, 4, 32, 6) X(f32, float, 0, 64, 64, 8, 8, 1) \
+    X(f32, float, 0, 64, 64, 8, 8, 10) X(f32, float, 0, 64, 64, 4, 16, 1) X(f32, float, 0, 64, 64, 4, 16, 8) \
+    X(f32, float, 0, 128, 128, 8, 32, 1) X(f32, float, 0, 128, 128, 4, 64, 1) X(f32, float, 0, 128, 128, 8, 32, 2) \
+    X(f64, double, 1, 64, 64, 8, 16, 1) X(f64, double, 1, 64, 64, 4, 32, 1) X(f64, double, 1, 128, 128, 8, 32, 1) \
+    X(f64, double, 1, 128, 128, 16, 32, 1) X(f32, float, 0, 128, 64, 8, 16, 1) X(f32, float, 0, 128, 64, 8, 16, 4) \
+    X(f32, float, 0, 128, 32, 8, 8, 1) X(f32, float, 0, 128, 32, 8, 8, 8) X(f64, double, 1, 128, 64, 16, 16, 1)
+#define TILE_INST(TN, T, F, M, N, RG, CG, MINB) BL_QR_TILE(TN, T, M, N, RG, CG, MINB)
+TILE_LIST(TILE_INST)
+struct TileEntry { int f64, M, N, RG, CG; QrFn fn; int elems; const char* name; };
+#define TE(TN, T, F, M, N, RG, CG, MINB) {F, M, N, RG, CG, qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB, BlTileShape<M, N, RG, CG>::ELEMS, #TN "_m" #M "_g" #RG "x" #CG "_b" #MINB},
+static TileEntry TILES[] = {TILE_LIST(TE)};
+static int g_tile = -1;  // index into TILES; -1: the first that fits
+static Kind g_tall_leaf = TILE;  // TSQR's leaf kernel (the library's: tile since session 5)
+static const TileEntry* find_tile(int f64, int m, int ncols) {
+    if (g_tile >= 0) {
+        const TileEntry& e = TILES[g_tile];
+        return (e.f64 == f64 && e.M >= m && e.N >= ncols) ? &e : nullptr;
+    }
+    for (auto& e : TILES) if (e.f64 == f64 && e.M >= m && e.N >= ncols) return &e;
+    return nullptr;
+}
 
 template <typename T> struct KT;
 template <> struct KT<float> {
@@ -217,6 +246,15 @@ static bool qr_single(Kind kind, int batch, int inner, int m, int m_last, int n,
         CK(cudaGetLastError());
         return true;
     }
+    if (kind == TILE) {
+        const TileEntry* e = find_tile(KT<T>::f64, m, ncols);
+        if (!e) return false;
+        const size_t smem = (size_t)e->elems * sizeof(T);
+        CK(cudaFuncSetAttribute(e->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        e->fn<<<(unsigned)total, e->RG * e->CG, smem, s>>>(p);
+        CK(cudaGetLastError());
+        return true;
+    }
     if (kind == WY) {
         const int rpl = m <= 64 ? 2 : m <= 128 ? 4 : 0;
         if (!rpl) return false;
@@ -279,7 +317,7 @@ template <typename T>
 static bool qr_tall(int batch, int m, int n, Mat A, Mat Q, Mat R, unsigned* info, cudaStream_t s, Scratch& sc) {
     if (n > 64 || m <= 128) return false;  // leaves of 128 rows must at least halve the rows
     const int CH = 128;
-    Kind lk = WY;  // 128-row leaves: the warp kernel stops at 64 rows
+    Kind lk = g_tall_leaf;  // 128-row leaves: the warp kernel stops at 64 rows
     const bool wantq = Q.p != nullptr;
     struct Level { int rows, nch, mlast; Mat in; void* qleaf; void* qacc; };
     std::vector<Level> lv;
@@ -307,7 +345,7 @@ static bool qr_tall(int batch, int m, int n, Mat A, Mat Q, Mat R, unsigned* info
     // top: rows <= 128
     void* qtop = wantq ? sc.get((size_t)batch * rows * n * sizeof(T), s) : nullptr;
     Mat Qt{qtop, (i64)rows * n, 0, n, 1};
-    Kind tk = find_reg(KT<T>::f64, WARP, rows, n) ? WARP : WY;
+    Kind tk = find_reg(KT<T>::f64, WARP, rows, n) && n <= 32 ? WARP : g_tall_leaf;
     if (!qr_single<T>(tk, batch, 1, rows, rows, n, cur, Qt, n, R, n, info, s, sc)) return false;
     if (!wantq) return true;
     Mat above = Qt;  // rows_l_out x n, per matrix
@@ -659,6 +697,80 @@ int main(int argc, char** argv) {
         check<double>(CLUSTER, 5, 1000, 64, false, true, COLMAJOR, HUGE_, sd++);
         for (auto s : shapes) check<float>(CLUSTER, s.b, s.m, s.n, false, true, PADDED, NONE, sd++);
     }
+    if (has("tilecheck")) {  // every tile variant: boundaries, modes, layouts, specials
+        unsigned long long sd = 12000;
+        for (int t = 0; t < (int)(sizeof TILES / sizeof TILES[0]); ++t) {
+            g_tile = t;
+            const TileEntry& e = TILES[t];
+            printf("tile %s\n", e.name);
+            auto c = [&](int b, int m, int n, bool comp, bool q, Layout l, Special sp) {
+                if (e.f64) check<double>(TILE, b, m, n, comp, q, l, sp, sd++); else check<float>(TILE, b, m, n, comp, q, l, sp, sd++);
+            };
+            const int M = e.M, N = e.N;
+            const int ms[] = {1, 5, M / 2 - 1, M / 2 + 1, M - 1, M};
+            for (int m : ms) for (int n : {1, 7, N / 2, N - 3, N}) if (m >= 1 && n >= 1) c(7, m, n, false, true, ROWMAJOR, NONE);
+            c(19, M, N, false, true, COLMAJOR, NONE);
+            c(19, M, N, false, true, PADDED, NONE);
+            c(19, M, N, false, false, ROWMAJOR, NONE);
+            c(19, M, N / 2, true, true, COLMAJOR, NONE);
+            c(19, M - 3, N / 3, true, true, ROWMAJOR, NONE);
+            c(19, N / 2, N, true, true, ROWMAJOR, NONE);
+            for (Special sp : {NANONE, ZEROS, RANK1, TINY, HUGE_}) {
+                c(37, M, N, false, true, ROWMAJOR, sp);
+                c(37, M - 5, N - 9, false, true, COLMAJOR, sp);
+            }
+        }
+        g_tile = -1;
+    }
+    if (has("tilenarrow")) {  // 128-row narrow shapes and TSQR: tile against wy
+        struct S { int b, m, n; };
+        for (const S& t : {S{16, 1024, 64}, S{16, 2048, 64}, S{512, 1024, 64}, S{1024, 512, 32}})
+            for (Kind leaf : {TILE, WY}) {
+                g_tall_leaf = leaf;
+                printf("[tall, %s leaves] ", kind_name[leaf]);
+                timeit<float>(TALL, t.b, t.m, t.n, true, 9);
+                printf("[tall, %s leaves] ", kind_name[leaf]);
+                timeit<double>(TALL, t.b, t.m, t.n, true, 9);
+            }
+        g_tall_leaf = TILE;
+        const S shapes[] = {{4096, 128, 32}, {4096, 128, 64}, {1024, 100, 50}, {1024, 128, 96}, {4096, 100, 20}, {1024, 128, 128}};
+        for (auto sh : shapes) {
+            for (int t = 0; t < (int)(sizeof TILES / sizeof TILES[0]); ++t) {
+                g_tile = t;
+                const TileEntry& e = TILES[t];
+                if (e.M < sh.m || e.N < sh.n || e.M != 128) continue;
+                printf("[%s] ", e.name);
+                if (e.f64) timeit<double>(TILE, sh.b, sh.m, sh.n, true, 9); else timeit<float>(TILE, sh.b, sh.m, sh.n, true, 15);
+            }
+            g_tile = -1;
+            for (int thr : {128, 256}) {
+                g_wy_threads = thr;
+                printf("[wy threads %d] ", thr);
+                timeit<float>(WY, sh.b, sh.m, sh.n, true, 15);
+                printf("[wy threads %d] ", thr);
+                timeit<double>(WY, sh.b, sh.m, sh.n, true, 9);
+            }
+            g_wy_threads = 256;
+        }
+    }
+    if (has("tiletime")) {  // every tile variant against the warp kernel (wy: see tiletime logs of session 5)
+        struct S { int b, m, n; };
+        const S shapes[] = {{4096, 64, 64}, {1024, 64, 64}, {4096, 48, 48}, {4, 64, 64}, {1024, 128, 128},
+                            {256, 128, 128}, {64, 128, 128}, {4096, 128, 32}, {1024, 96, 96}};
+        for (auto sh : shapes) {
+            for (int t = 0; t < (int)(sizeof TILES / sizeof TILES[0]); ++t) {
+                g_tile = t;
+                const TileEntry& e = TILES[t];
+                if (e.M < sh.m || e.N < sh.n || (e.M >= 2 * sh.m && sh.m > 32)) continue;
+                printf("[%s] ", e.name);
+                if (e.f64) timeit<double>(TILE, sh.b, sh.m, sh.n, true, 9);
+                else { timeit<float>(TILE, sh.b, sh.m, sh.n, true, 15); printf("[%s] ", e.name); timeit<float>(TILE, sh.b, sh.m, sh.n, false, 15); }
+            }
+            g_tile = -1;
+            if (sh.m <= 64) { timeit<float>(WARP, sh.b, sh.m, sh.n, true, 15); timeit<double>(WARP, sh.b, sh.m, sh.n, true, 9); }
+        }
+    }
+    if (has("tileprof")) { g_tile = 2; timeit<float>(TILE, 4096, 64, 64, true, 1); g_tile = 11; timeit<float>(TILE, 1024, 128, 128, true, 1); g_tile = -1; }
     if (has("clmicro")) clmicro();
     if (has("clprof")) timeit<float>(CLUSTER, 16, 1024, 64, true, 1);  // for ncu: -k regex:qr_cluster
     if (has("cltime")) {

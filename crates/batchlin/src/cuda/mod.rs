@@ -14,11 +14,14 @@
 //!
 //! Kernels (see docs/proposals/cuda-qr.md for what each costs where):
 //! - `warp`: a matrix per group of 8/16/32 lanes, column j in lane j's registers, every
-//!   step unrolled (n, or m in complete mode, up to 32; m up to 64, 32 in f64), and
-//!   64 x 64 as four warps with each column over two lanes;
+//!   step unrolled (n, or m in complete mode, up to 32; m up to 64, 32 in f64);
+//! - `tile`: a block a matrix, the matrix in registers over a 2-D grid of threads (rows
+//!   over lanes, columns over lane groups and warps), the reflectors in shared memory
+//!   (m up to 128 and up to 128 columns);
 //! - `smem`: a block a matrix, the matrix in shared memory (up to 227 KB);
 //! - `wy`: as smem, blocked: panels of 8 columns, the trailing matrix updated once a panel
-//!   (compact WY, V in registers), Q formed backwards the same way (m up to 128);
+//!   (compact WY, V in registers), Q formed backwards the same way (m up to 128; Auto
+//!   sends it only what `tile` cannot take: more than 128 columns);
 //! - `tall`: TSQR over 128-row leaves plus batched products for Q (n <= 64);
 //! - `blocked`: blocked Householder QR across the grid, panels of 16/32 columns and
 //!   grid-wide updates (any size; for large matrices alone or in small batches).
@@ -49,6 +52,7 @@ pub type Stream = cu::CUstream;
 pub enum QrKernel {
     Auto,
     Warp,
+    Tile,
     Smem,
     Wy,
     Tall,
@@ -57,8 +61,9 @@ pub enum QrKernel {
 }
 
 impl QrKernel {
-    pub const FORCEABLE: [QrKernel; 6] = [
+    pub const FORCEABLE: [QrKernel; 7] = [
         QrKernel::Warp,
+        QrKernel::Tile,
         QrKernel::Smem,
         QrKernel::Wy,
         QrKernel::Tall,
@@ -70,6 +75,7 @@ impl QrKernel {
         match self {
             QrKernel::Auto => "auto",
             QrKernel::Warp => "warp",
+            QrKernel::Tile => "tile",
             QrKernel::Smem => "smem",
             QrKernel::Wy => "wy",
             QrKernel::Tall => "tall",
@@ -82,6 +88,7 @@ impl QrKernel {
         Ok(match s {
             "auto" => QrKernel::Auto,
             "warp" => QrKernel::Warp,
+            "tile" => QrKernel::Tile,
             "smem" => QrKernel::Smem,
             "wy" => QrKernel::Wy,
             "tall" => QrKernel::Tall,
@@ -89,7 +96,7 @@ impl QrKernel {
             "cluster" => QrKernel::Cluster,
             _ => {
                 return Err(Error::Argument(format!(
-                    "unknown CUDA QR kernel {s:?}: expected auto, warp, smem, wy, tall, blocked or cluster"
+                    "unknown CUDA QR kernel {s:?}: expected auto, warp, tile, smem, wy, tall, blocked or cluster"
                 )))
             }
         })
@@ -542,6 +549,9 @@ fn all_instantiations() -> Vec<(String, String)> {
                     format!("BL_QR_WARP({tn}, {ct}, {mm}, {w}, {rs})"),
                 ));
             }
+        }
+        for shape in qr::tile_shapes(dtype) {
+            insts.push((shape.name(tn), shape.inst(tn, ct)));
         }
         insts.push((format!("qr_smem_{tn}"), format!("BL_QR_SMEM({tn}, {ct})")));
         for rpl in qr::WY_RPL {

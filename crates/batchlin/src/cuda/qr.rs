@@ -64,9 +64,9 @@ pub(crate) struct GemmArgs {
 }
 
 /// (rows M, columns W, lanes a column RS) of the warp kernel, as instantiated in
-/// kernels/qr.cu, for the types whose `warp_lane_rows` allow M / RS rows a lane.
-/// 64 x 64 splits each column over two lanes (4 warps a matrix): 4096x64x64 f32 0.48 ms
-/// against 0.63 with one lane a column (cuda-qr.md, session 3).
+/// kernels/qr.cu, for the types whose `warp_lane_rows` allow M / RS rows a lane. Above 32
+/// columns the tile kernel took over (session 5: 4096x64x64 f32 0.31 ms against the
+/// warp kernel's 0.45 with each column over two lanes).
 pub(crate) const REG_SHAPES: &[(usize, usize, usize)] = &[
     (8, 8, 1),
     (16, 8, 1),
@@ -77,8 +77,69 @@ pub(crate) const REG_SHAPES: &[(usize, usize, usize)] = &[
     (16, 32, 1),
     (32, 32, 1),
     (64, 32, 1),
-    (64, 64, 2),
 ];
+
+/// One instantiation of the tile kernel (kernels/qr.cu `bl_qr_tile`): capacity m x n
+/// (rows x columns, zero padded), threads rg x cg (rows over rg lanes, columns over cg
+/// lane groups), `minb` blocks an SM asked of ptxas (its register cap).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TileShape {
+    pub m: usize,
+    pub n: usize,
+    pub rg: usize,
+    pub cg: usize,
+    pub minb: usize,
+}
+
+impl TileShape {
+    pub fn name(&self, tn: &str) -> String {
+        let TileShape { m, n, rg, cg, minb } = *self;
+        format!("qr_tile_{tn}_m{m}_n{n}_g{rg}x{cg}_b{minb}")
+    }
+    pub fn inst(&self, tn: &str, ct: &str) -> String {
+        let TileShape { m, n, rg, cg, minb } = *self;
+        format!("BL_QR_TILE({tn}, {ct}, {m}, {n}, {rg}, {cg}, {minb})")
+    }
+    pub fn threads(&self) -> usize {
+        self.rg * self.cg
+    }
+    /// Mirrors BlTileShape::ELEMS: every reflector (rg slices of m / rg rows, 4 apart
+    /// when that is a multiple of 8), tau, beta, 32 slots.
+    pub fn smem_bytes<T: Real>(&self) -> usize {
+        let r = self.m / self.rg;
+        let pitch = if r % 8 == 0 { r + 4 } else { r };
+        let kmax = self.m.min(self.n);
+        (kmax * self.rg * pitch + 2 * kmax + 32) * std::mem::size_of::<T>()
+    }
+}
+
+/// The tile kernel's instantiations, smallest first; each the fastest of the thread
+/// grids and register caps measured for its capacity (gpu-lab `tiletime`, `tilenarrow`;
+/// cuda-qr.md "Session 5").
+pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
+    let s = |m, n, rg, cg, minb| TileShape { m, n, rg, cg, minb };
+    match t {
+        DType::F32 => vec![
+            s(64, 64, 8, 16, 8),
+            s(128, 32, 8, 8, 8),
+            s(128, 64, 8, 16, 1),
+            s(128, 128, 8, 32, 2),
+        ],
+        _ => vec![
+            s(64, 64, 8, 16, 1),
+            s(128, 64, 16, 16, 1),
+            s(128, 128, 16, 32, 1),
+        ],
+    }
+}
+
+/// The smallest tile instantiation taking m rows and `ncols` columns.
+pub(crate) fn tile_shape<T: Real>(m: usize, ncols: usize) -> Option<TileShape> {
+    tile_shapes(T::DTYPE)
+        .into_iter()
+        .filter(|s| s.m >= m && s.n >= ncols)
+        .min_by_key(|s| (s.m * s.n, s.n))
+}
 
 /// Rows a lane of the warp kernel may hold: 64 in float32, 32 in float64 (beyond that
 /// the registers spill).
@@ -176,15 +237,11 @@ pub(crate) fn reg_shape<T: Real>(m: usize, ncols: usize) -> Option<(usize, usize
         .min_by_key(|&(mm, w, rs)| (w, mm, rs))
 }
 
-/// Whether Auto sends m x `ncols` to the warp kernel: wherever it fits, it beat `wy` at
-/// every shape measured (4096x64x64 f32 0.48 vs 0.87 ms, f64 1.15 vs 1.51; 4x64x64
-/// 0.053 vs 0.10), except float64 on the 64-row split kernel below 48 columns (4096x64x32
-/// 0.80 vs 0.62, 64x40 0.89 vs 0.81; 48x48 0.96 vs 1.00): cuda-qr.md, session 3.
+/// Whether Auto sends m x `ncols` to the warp kernel: wherever it fits (up to 32
+/// columns; 4096x32x32 f32 0.057 ms), except float64 from 33 rows, where it needs two
+/// lanes a column and the tile kernel is faster (cuda-qr.md, sessions 3 and 5).
 fn warp_wins<T: Real>(m: usize, ncols: usize) -> bool {
-    match reg_shape::<T>(m, ncols) {
-        Some((_, _, rs)) => !(T::DTYPE == DType::F64 && rs > 1 && ncols < 48),
-        None => false,
-    }
+    matches!(reg_shape::<T>(m, ncols), Some((_, _, 1)))
 }
 
 /// Threads of a warp-kernel block and the matrices it holds (kernels/qr.cu `BlWarpShape`).
@@ -237,7 +294,13 @@ pub(crate) fn choose<T: Real>(
     if warp_wins::<T>(m, ncols) {
         return QrKernel::Warp;
     }
-    // wy up to 128 rows (1024x128x128 f32 1.35 ms against blocked's 1.69).
+    // tile up to 128 x 128: 1.4-3.9x faster than warp and wy wherever both were measured
+    // (4096x64x64 f32 0.31 against 0.45 ms, 1024x128x128 0.60 against wy's 1.41,
+    // 4096x128x32 0.19 against 0.74; f64 64x64 0.64 against 1.07: cuda-qr.md "Session 5").
+    if tile_shape::<T>(m, ncols).is_some_and(|s| s.smem_bytes::<T>() <= dev.smem_optin) {
+        return QrKernel::Tile;
+    }
+    // wy up to 128 rows beyond 128 columns (1024x128x128 f32 1.35 ms against blocked's 1.69).
     if wy_rpl(m).is_some() && wy_smem_bytes::<T>(m, n, ncols, 256) <= dev.smem_optin {
         return QrKernel::Wy;
     }
@@ -315,7 +378,7 @@ unsafe fn launch_single<T: Real>(
         return Ok(());
     }
     // (function, blocks, threads, dynamic shared memory): 128 / w matrices a block for
-    // warp, one block a matrix for wy and smem, a cluster of eight for cluster.
+    // warp, one block a matrix for tile, wy and smem, a cluster of eight for cluster.
     let (f, blocks, threads, smem) = match kind {
         QrKernel::Warp => {
             let (mm, w, rs) = reg_shape::<T>(m, ncols).ok_or_else(|| {
@@ -329,6 +392,21 @@ unsafe fn launch_single<T: Real>(
             let f = dev.function(&name, &inst, smem)?;
             let (threads, gpb) = warp_block(w, rs);
             (f, total.div_ceil(gpb as u64), threads, smem)
+        }
+        QrKernel::Tile => {
+            let shape = tile_shape::<T>(m, ncols).ok_or_else(|| {
+                Error::Argument(format!(
+                    "the tile kernel takes up to 128 rows and 128 columns; got {m}x{n} ({ncols} columns)"
+                ))
+            })?;
+            let smem = shape.smem_bytes::<T>();
+            if smem > dev.smem_optin {
+                return Err(Error::Argument(format!(
+                    "the tile kernel needs {smem} bytes of shared memory for {m}x{n} in {tn}"
+                )));
+            }
+            let f = dev.function(&shape.name(tn), &shape.inst(tn, ct), smem)?;
+            (f, total, shape.threads(), smem)
         }
         QrKernel::Wy => {
             let too_big = |what: String| {
@@ -464,8 +542,9 @@ unsafe fn tall<T: Real>(
         )));
     }
     let es = std::mem::size_of::<T>();
-    // 128-row leaves: `wy` (the warp kernel stops at 64 rows).
-    let leaf_kind = QrKernel::Wy;
+    // 128-row leaves: `tile` (the warp kernel stops at 64 rows; tile beat wy 2.5-3.9x on
+    // 4096 128x64 and 128x32 matrices).
+    let leaf_kind = QrKernel::Tile;
     let wantq = c.q.is_some();
     struct Level {
         rows: usize,
@@ -548,7 +627,7 @@ unsafe fn tall<T: Real>(
     let top_kind = if warp_wins::<T>(rows, n) {
         QrKernel::Warp
     } else {
-        QrKernel::Wy
+        QrKernel::Tile
     };
     launch_single::<T>(dev, top_kind, stream, p)?;
     if !wantq {

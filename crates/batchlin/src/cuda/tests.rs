@@ -293,6 +293,12 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (5, 65, 20),
     (3, 128, 32),
     (3, 129, 31),
+    // the tile kernel's capacities: 64 x 64, 128 x 32, 128 x 64, 128 x 128
+    (3, 96, 33),
+    (3, 127, 64),
+    (3, 128, 65),
+    (3, 64, 127),
+    (2, 1, 128),
     (3, 20, 64),
     (3, 63, 33),
     (3, 47, 50),
@@ -342,6 +348,9 @@ fn sweep<T: Real>() -> Result<()> {
         for (m, n, mode, lay) in [
             (24, 20, Mode::Complete, Layout::ColMajor),
             (12, 16, Mode::Complete, Layout::RowMajor),
+            (100, 40, Mode::Complete, Layout::ColMajor),
+            (60, 50, Mode::R, Layout::Padded),
+            (128, 100, Mode::Complete, Layout::Padded),
             (30, 30, Mode::Reduced, Layout::Padded),
             (30, 30, Mode::R, Layout::RowMajor),
             (300, 40, Mode::R, Layout::ColMajor),
@@ -365,7 +374,7 @@ fn sweep<T: Real>() -> Result<()> {
             Special::Tiny,
             Special::Huge,
         ] {
-            for (m, n) in [(32, 28), (60, 50), (260, 24), (150, 100)] {
+            for (m, n) in [(32, 28), (60, 50), (120, 90), (260, 24), (150, 100)] {
                 seed += 1;
                 if case::<T>(kernel, 5, m, n, Mode::Reduced, Layout::ColMajor, sp, seed)? {
                     ran += 1;
@@ -527,9 +536,14 @@ fn nvrtc_compiles_every_kernel() {
                 .sum::<usize>();
             let clusters =
                 qr::cluster_variants(DType::F32).len() + qr::cluster_variants(DType::F64).len();
+            let tiles = qr::tile_shapes(DType::F32).len() + qr::tile_shapes(DType::F64).len();
             assert_eq!(
                 v.len(),
-                warps + 2 * (qr::WY_RPL.len() + 3) + clusters + qr_blocked::instantiations().len()
+                warps
+                    + tiles
+                    + 2 * (qr::WY_RPL.len() + 3)
+                    + clusters
+                    + qr_blocked::instantiations().len()
             );
         }
         Err(Error::Unavailable(e)) => println!("skipped: no NVRTC ({e})"),

@@ -93,6 +93,19 @@ template <typename T> __device__ __forceinline__ T bl_absflag(T x) {
     return (ax <= BlT<T>::huge()) ? ax : BlT<T>::inf();
 }
 
+// max of bl_absflag over a thread's register block (non-finite -> inf).
+template <typename T, int R, int C> __device__ __forceinline__ T bl_absmax(const T (&a)[R][C]) {
+    T mx = T(0);
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            const T f = bl_absflag(a[i][c]);
+            mx = f > mx ? f : mx;
+        }
+    return mx;
+}
+
 template <typename T> __device__ __forceinline__ T bl_shfl_xor(T v, int off) {
     return __shfl_xor_sync(0xffffffffu, v, off);
 }

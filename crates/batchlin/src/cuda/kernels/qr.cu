@@ -6,6 +6,10 @@
 //                           a block; column j of the matrix in lane j's registers
 //                           (M rows, zero padded), every step unrolled. n <= W, m <= M;
 //                           M <= 64 in f32, 32 in f64.
+//   qr_tile_<t>_m<M>_n<N>_g<RG>x<CG>_b<MINB>
+//                           one matrix a block of RG x CG threads, the matrix in registers
+//                           over the 2-D thread grid, reflectors in shared memory; m <= M,
+//                           columns <= N (M, N up to 128).
 //   qr_smem_<t>             one matrix a block, the matrix in shared memory (row-major
 //                           work copy, ld = wld), any thread count (multiple of 32).
 //   qr_wy_<t>_r<RPL>        as qr_smem, blocked (compact WY): m <= 32*RPL, 256 threads.
@@ -294,6 +298,233 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
         for (int i = 0; i < MR; ++i) {
             const int r = i * RS + h;
             if (r < mr) Q[(bl_i64)r * p.q_rs] = bad ? BlT<T>::nan() : (neg ? -a[i] : a[i]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Tile kernel: one block a matrix, the matrix in registers over a 2-D grid of threads.
+// Thread (rg, cg) holds rows rg + RG * i (i < R = M / RG) of columns cg + CG * c
+// (c < C = N / CG); lane = cg % CPW + CPW * rg and warp = cg / CPW (CPW = 32 / RG), so
+// the RG lanes of a column group share a warp and join a column's dot product with
+// log2(RG) shuffles. Against the warp kernel (a column a lane or two) each v load and
+// each shuffle serves C columns and R rows, not one column: fewer instructions a
+// multiply-add. Step k: the RG lanes holding column k build reflector k and write
+// v_k = [0; 1; scal * u] to shared memory (each row group's R rows contiguous, for vector
+// loads); one barrier; every thread forms w = v_k^T a for its columns right of k and
+// a -= tau v_k w^T. Every v_k stays in shared memory, so Q = H_0 ... H_{K-1} [I; 0] is
+// then formed backwards in the same registers with no barrier. Steps run in chunks of
+// S = min(RG, CG): within a chunk the registers a step touches (rows from k - k % RG,
+// columns from k - k % CG) are the same, so only the chunks are unrolled.
+
+template <int M, int N, int RG, int CG>
+struct BlTileShape {
+    static const int R = M / RG, C = N / CG, NT = RG * CG, CPW = 32 / RG;
+    static const int S = RG < CG ? RG : CG;
+    // Pitch of a row group's slice of v: 16-byte loads of 8 row groups hit distinct banks.
+    static const int P = R % 8 == 0 ? R + 4 : R;
+    static const int VS = RG * P;  // one v
+    static const int KMAX = N < M ? N : M;
+    // v's, tau, beta, the warps' maxima (qr.rs `tile_smem_bytes` mirrors this)
+    static const int ELEMS = KMAX * VS + 2 * KMAX + 32;
+};
+
+template <typename T, int M, int N, int RG, int CG>
+__device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
+    typedef BlTileShape<M, N, RG, CG> S;
+    constexpr int R = S::R, C = S::C, CPW = S::CPW, P = S::P, VS = S::VS, KMAX = S::KMAX, SC = S::S;
+    constexpr int VN = BlVec<T>::N;
+    static_assert(M % RG == 0 && N % CG == 0 && 32 % RG == 0 && S::NT % 32 == 0 && R % VN == 0 &&
+                      P % VN == 0 && KMAX % SC == 0,
+                  "tile kernel shape");
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    T* sv = (T*)bl_smem;  // v_k at sv + k * VS; row rg + RG * i at rg * P + i
+    T* s_tau = sv + KMAX * VS;
+    T* s_beta = s_tau + KMAX;
+    T* s_x = s_beta + KMAX;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int rg = lane / CPW, cg = warp * CPW + lane % CPW;
+
+    const bl_i64 b = blockIdx.x;  // one matrix a block
+    const bl_i64 outer = b / p.inner;
+    const int in = (int)(b - outer * p.inner);
+    const int mr = (in == p.inner - 1) ? p.m_last : p.m;
+    const int n = p.n;
+    const int K = min(p.m, n);
+
+    T a[R][C];
+    {
+        const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            const int r = rg + RG * i;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const int col = cg + CG * c;
+                a[i][c] = (r < mr && col < n) ? A[(bl_i64)r * p.a_rs + (bl_i64)col * p.a_cs] : T(0);
+            }
+        }
+    }
+    T mx = bl_grp_max<T, 32>(bl_absmax(a));
+    if (lane == 0) s_x[warp] = mx;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < S::NT / 32; ++w) mx = s_x[w] > mx ? s_x[w] : mx;  // never NaN: bl_absflag
+    const bool bad = !(mx <= BlT<T>::huge());
+    const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
+    if (e != 0) {
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int c = 0; c < C; ++c) a[i][c] = bl_scale2(a[i][c], -e);
+    }
+
+    // a[.][c] -= tau_k v_k (v_k^T a[.][c]) for the columns from C0 on, rows from I0 on
+    // (v_k is zero above row k); with `right`, column c0's registers only where the
+    // column lies right of k (the factorisation: column k itself holds R now).
+    auto apply = [&](const int k, const int I0, const int C0, const bool right) {
+        const T* vk = sv + k * VS + rg * P;
+        T v[R];
+#pragma unroll
+        for (int i = (I0 / VN) * VN; i < R; i += VN) BlVec<T>::ld(vk + i, &v[i]);
+        T d[C];
+#pragma unroll
+        for (int c = C0; c < C; ++c) {
+            T s0 = T(0), s1 = T(0);
+#pragma unroll
+            for (int i = I0; i < R; ++i) {
+                if ((i - I0) & 1) s1 += v[i] * a[i][c];
+                else s0 += v[i] * a[i][c];
+            }
+            d[c] = s0 + s1;
+        }
+#pragma unroll
+        for (int o = CPW; o < 32; o <<= 1)
+#pragma unroll
+            for (int c = C0; c < C; ++c) d[c] += bl_shfl_xor(d[c], o);
+        const T tau = s_tau[k];
+#pragma unroll
+        for (int c = C0; c < C; ++c) {
+            T tw = tau * d[c];
+            if (c == C0 && right) tw = (cg + CG * c > k) ? tw : T(0);
+#pragma unroll
+            for (int i = I0; i < R; ++i) a[i][c] -= tw * v[i];
+        }
+    };
+
+    // Reflector k from column k, held in registers [I1][C1] (I1 = k / RG, C1 = k / CG) by
+    // the lanes with cg == k % CG; run by their warp only. Rows of register I1 + 1 on lie
+    // below k whatever the lane; register I1 straddles it. Below the diagonal the column
+    // keeps stale values: no later step reads them (apply masks columns left of k).
+    auto build = [&](const int k, const int I1, const int C1) {
+        T ss = T(0);
+#pragma unroll
+        for (int i = I1; i < R; ++i) {
+            const T x = (i > I1 || rg + RG * i > k) ? a[i][C1] : T(0);
+            ss += x * x;
+        }
+#pragma unroll
+        for (int o = CPW; o < 32; o <<= 1) ss += bl_shfl_xor(ss, o);
+        const T alpha = __shfl_sync(0xffffffffu, a[I1][C1], (k % CG) % CPW + CPW * (k % RG));
+        T beta, tau, scal;
+        bl_householder(alpha, ss, beta, tau, scal);
+        if (cg == k % CG) {
+            T v[R];
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int r = rg + RG * i;
+                v[i] = i < I1 ? T(0) : i > I1 ? scal * a[i][C1] : (r < k ? T(0) : (r == k ? T(1) : scal * a[i][C1]));
+            }
+            if (rg == k % RG) a[I1][C1] = beta;
+            T* vk = sv + k * VS + rg * P;
+#pragma unroll
+            for (int i = 0; i < R; i += VN) BlVec<T>::st(vk + i, &v[i]);
+            if (rg == 0) {
+                s_tau[k] = tau;
+                s_beta[k] = beta;
+            }
+        }
+    };
+    // The warp holding column k.
+    auto owner = [&](const int k) { return warp == (k % CG) / CPW; };
+
+    // Factor, chunk by chunk: step k applies reflector k, then the warp holding column
+    // k + 1 builds reflector k + 1 (look-ahead); one barrier a step.
+    if (K > 0 && owner(0)) build(0, 0, 0);
+    __syncthreads();
+#pragma unroll
+    for (int k0 = 0; k0 < KMAX; k0 += SC) {
+        if (k0 >= K) break;
+        const int I0 = k0 / RG, C0 = k0 / CG;  // registers of row k and column k
+#pragma unroll 1
+        for (int k = k0; k < k0 + SC - 1 && k < K; ++k) {
+            apply(k, I0, C0, true);
+            if (k + 1 < K && owner(k + 1)) build(k + 1, I0, C0);
+            __syncthreads();
+        }
+        const int k = k0 + SC - 1;  // the chunk's last step builds in the next chunk's registers
+        if (k < K) {
+            apply(k, I0, C0, true);
+            if (k0 + SC < KMAX && k + 1 < K && owner(k + 1)) build(k + 1, (k0 + SC) / RG, (k0 + SC) / CG);
+            __syncthreads();
+        }
+    }
+
+    // R (rrows x n): upper trapezoid, row r times sign(beta_r), unscaled.
+    const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
+    {
+        T* Rp = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            const int r = rg + RG * i;
+            if (r < p.rrows) {
+                const bool neg = r < K && s_beta[r] < T(0);
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const int col = cg + CG * c;
+                    if (col < n) {
+                        T val = T(0);
+                        if (r < K && r <= col) val = bl_scale2(neg ? -a[i][c] : a[i][c], e);
+                        Rp[(bl_i64)r * p.r_rs + (bl_i64)col * p.r_cs] = bad ? BlT<T>::nan() : val;
+                    }
+                }
+            }
+        }
+    }
+    if (tid == 0 && p.info) {
+        unsigned rd = 0;
+        for (int k = 0; k < K; ++k) rd |= BlT<T>::abs_(s_beta[k]) <= thr ? 1u : 0u;
+        p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
+    }
+    if (p.q == nullptr) return;
+
+    // Q = H_0 ... H_{K-1} [I; 0], backwards; H_k leaves the columns left of k unchanged.
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int c = 0; c < C; ++c) a[i][c] = (rg + RG * i == cg + CG * c) ? T(1) : T(0);
+#pragma unroll
+    for (int k0 = KMAX - SC; k0 >= 0; k0 -= SC) {
+        if (k0 < K) {
+            const int I0 = k0 / RG, C0 = k0 / CG;
+            const int kend = min(k0 + SC, K);
+#pragma unroll 1
+            for (int k = kend - 1; k >= k0; --k) apply(k, I0, C0, false);
+        }
+    }
+    {
+        T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            const int col = cg + CG * c;
+            if (col < p.qcols) {
+                const bool neg = col < K && s_beta[col] < T(0);
+#pragma unroll
+                for (int i = 0; i < R; ++i) {
+                    const int r = rg + RG * i;
+                    if (r < mr) Q[(bl_i64)r * p.q_rs + (bl_i64)col * p.q_cs] = bad ? BlT<T>::nan() : (neg ? -a[i][c] : a[i][c]);
+                }
+            }
         }
     }
 }
@@ -886,7 +1117,7 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
 }
 
 // ---------------------------------------------------------------------------------
-// Instantiations. Keep the list in step with REG_SHAPES in cuda/mod.rs.
+// Instantiations. Keep the lists in step with REG_SHAPES and tile_shapes in cuda/qr.rs.
 
 // RS lanes a column (kernel name suffix _s<RS>). 5 blocks an SM at 32x32 f32: 93
 // registers, no spills (4096x32x32 0.061 ms; 6 blocks spill and take 0.066).
@@ -895,6 +1126,12 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
                                                  (sizeof(T) == 4 && (M) == 32 && (W) == 32 && (RS) == 1) ? 5 : 1) \
         qr_warp_##TN##_m##M##_w##W##_s##RS(QrArgs p) {                                     \
         bl_qr_warp<T, M, W, RS>(p);                                                         \
+    }
+// Tile kernel: M x N capacity over RG x CG threads (MINB blocks an SM asked of ptxas).
+#define BL_QR_TILE(TN, T, M, N, RG, CG, MINB)                                              \
+    extern "C" __global__ void __launch_bounds__(RG * CG, MINB)                             \
+        qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB(QrArgs p) {                     \
+        bl_qr_tile<T, M, N, RG, CG>(p);                                                     \
     }
 #define BL_QR_SMEM(TN, T)                                                                   \
     extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T>(p); }
@@ -924,7 +1161,5 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
 BL_QR_ALL(f32, float)
 BL_QR_WARP(f32, float, 64, 16, 1)
 BL_QR_WARP(f32, float, 64, 32, 1)
-BL_QR_WARP(f32, float, 64, 64, 2)
 BL_QR_ALL(f64, double)
-BL_QR_WARP(f64, double, 64, 64, 2)
 #endif

@@ -171,14 +171,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
     }
 
     // Scale: max|a| over the matrix (non-finite -> inf), by warp, block, then cluster.
-    T mx = T(0);
-#pragma unroll
-    for (int q = 0; q < RPT; ++q)
-#pragma unroll
-        for (int j = 0; j < NC; ++j) {
-            const T f = bl_absflag(a[q][j]);
-            mx = f > mx ? f : mx;
-        }
+    T mx = bl_absmax(a);
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
         const T o = bl_shfl_xor(mx, off);
