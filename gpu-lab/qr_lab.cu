@@ -141,7 +141,8 @@ static int g_exp = 0;
     X(f32, float, 0, 128, 128, 8, 32, 1) X(f32, float, 0, 128, 128, 4, 64, 1) X(f32, float, 0, 128, 128, 8, 32, 2) \
     X(f64, double, 1, 64, 64, 8, 16, 1) X(f64, double, 1, 64, 64, 4, 32, 1) X(f64, double, 1, 128, 128, 8, 32, 1) \
     X(f64, double, 1, 128, 128, 16, 32, 1) X(f32, float, 0, 128, 64, 8, 16, 1) X(f32, float, 0, 128, 64, 8, 16, 4) \
-    X(f32, float, 0, 128, 32, 8, 8, 1) X(f32, float, 0, 128, 32, 8, 8, 8) X(f64, double, 1, 128, 64, 16, 16, 1)
+    X(f32, float, 0, 128, 32, 8, 8, 1) X(f32, float, 0, 128, 32, 8, 8, 8) X(f64, double, 1, 128, 64, 16, 16, 1) \
+    X(f32, float, 0, 128, 128, 16, 32, 2) X(f32, float, 0, 128, 128, 8, 64, 2) X(f32, float, 0, 128, 128, 16, 16, 2)
 #define TILE_INST(TN, T, F, M, N, RG, CG, MINB) BL_QR_TILE(TN, T, M, N, RG, CG, MINB)
 TILE_LIST(TILE_INST)
 struct TileEntry { int f64, M, N, RG, CG; QrFn fn; int elems; const char* name; };
@@ -757,6 +758,17 @@ int main(int argc, char** argv) {
         struct S { int b, m, n; };
         const S shapes[] = {{4096, 64, 64}, {1024, 64, 64}, {4096, 48, 48}, {4, 64, 64}, {1024, 128, 128},
                             {256, 128, 128}, {64, 128, 128}, {4096, 128, 32}, {1024, 96, 96}};
+        const S shapes128[] = {{1024, 128, 128}, {256, 128, 128}, {1024, 100, 100}};
+        if (has("tiletime128")) for (auto sh : shapes128) {
+            for (int t = 0; t < (int)(sizeof TILES / sizeof TILES[0]); ++t) {
+                g_tile = t;
+                const TileEntry& e = TILES[t];
+                if (e.M != 128 || e.N != 128 || e.f64) continue;
+                printf("[%s] ", e.name); timeit<float>(TILE, sh.b, sh.m, sh.n, true, 21);
+                printf("[%s] ", e.name); timeit<float>(TILE, sh.b, sh.m, sh.n, false, 21);
+            }
+        }
+        if (has("tiletime128")) return 0;
         for (auto sh : shapes) {
             for (int t = 0; t < (int)(sizeof TILES / sizeof TILES[0]); ++t) {
                 g_tile = t;
