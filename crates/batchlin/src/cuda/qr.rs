@@ -237,11 +237,11 @@ pub(crate) fn reg_shape<T: Real>(m: usize, ncols: usize) -> Option<(usize, usize
         .min_by_key(|&(mm, w, rs)| (w, mm, rs))
 }
 
-/// Whether Auto sends m x `ncols` to the warp kernel: wherever it fits (up to 32
-/// columns; 4096x32x32 f32 0.057 ms), except float64 from 33 rows, where it needs two
-/// lanes a column and the tile kernel is faster (cuda-qr.md, sessions 3 and 5).
+/// Whether Auto sends m x `ncols` to the warp kernel: wherever it fits, up to 32 columns
+/// and 64 rows (f64: 32). 4096x32x32 f32 0.057 ms; 4096x64x32 0.19 against the tile
+/// kernel's 0.23 (cuda-qr.md, sessions 3 and 5).
 fn warp_wins<T: Real>(m: usize, ncols: usize) -> bool {
-    matches!(reg_shape::<T>(m, ncols), Some((_, _, 1)))
+    reg_shape::<T>(m, ncols).is_some()
 }
 
 /// Threads of a warp-kernel block and the matrices it holds (kernels/qr.cu `BlWarpShape`).

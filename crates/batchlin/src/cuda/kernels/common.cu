@@ -156,3 +156,34 @@ __device__ __forceinline__ void bl_householder(T alpha, T ss, T& beta, T& tau, T
         scal = T(1) / (alpha - beta);
     }
 }
+
+// xLARFG as bl_householder, for float without a branch or an IEEE division, so the
+// compiler can interleave it with independent work: the square root and reciprocals from
+// the hardware approximations, refined (the reciprocals twice, tau's quotient by its
+// residual): the rounding of bl_householder in all but rare cases. The register
+// kernels' reflector step is on their critical path (tile: 4096x64x64 0.310 -> 0.285 ms,
+// 1024x128x128 0.606 -> 0.552, errors unchanged; cuda-qr.md "Session 5").
+__device__ __forceinline__ void bl_householder_nb(float alpha, float ss, float& beta, float& tau, float& scal) {
+    const float x = alpha * alpha + ss;
+    float rs;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(rs) : "f"(x));
+    float nrm = x * rs;
+    nrm = fmaf(0.5f * rs, fmaf(-nrm, nrm, x), nrm);
+    const float b = alpha >= 0.0f ? -nrm : nrm;
+    const float dd = alpha - b;  // |dd| >= |b| >= sqrt(smallest normal) where used: no flush
+    float rb, rd;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rb) : "f"(b));
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rd) : "f"(dd));
+    rb = fmaf(rb, fmaf(-b, rb, 1.0f), rb);
+    rd = fmaf(rd, fmaf(-dd, rd, 1.0f), rd);
+    rd = fmaf(rd, fmaf(-dd, rd, 1.0f), rd);
+    float q = -dd * rb;  // (b - alpha) / b
+    q = fmaf(fmaf(-q, b, -dd), rb, q);
+    const bool id = ss < BlT<float>::tiny();  // H = I, as bl_householder
+    beta = id ? alpha : b;
+    tau = id ? 0.0f : q;
+    scal = id ? 0.0f : rd;
+}
+__device__ __forceinline__ void bl_householder_nb(double alpha, double ss, double& beta, double& tau, double& scal) {
+    bl_householder(alpha, ss, beta, tau, scal);
+}

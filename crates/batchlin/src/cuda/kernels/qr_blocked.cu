@@ -291,7 +291,7 @@ __device__ __forceinline__ void bq_panel(const BqArgs& p) {
         for (int w = 0; w < NW; ++w) ss += s_ss[w];
         const T alpha = pc[kk];
         T beta, tau, scal;
-        bl_householder(alpha, ss, beta, tau, scal);
+        bl_householder_nb(alpha, ss, beta, tau, scal);
         // v below the diagonal (own rows), and acc[j] = v^T P[:, j] for j != kk: for
         // j > kk the w of the update, for j < kk column kk of V^T V (for T).
         T acc[NB];
@@ -393,7 +393,7 @@ __device__ __forceinline__ void bq_panel_reg(const BqArgs& p) {
         for (int w = 0; w < NW; ++w) ss += s_ss[w];
         const T alpha = s_alpha[0];
         T beta, tau, scal;
-        bl_householder(alpha, ss, beta, tau, scal);
+        bl_householder_nb(alpha, ss, beta, tau, scal);
         T v[RPT];
 #pragma unroll
         for (int q = 0; q < RPT; ++q) {
@@ -502,7 +502,7 @@ __device__ __forceinline__ void bq_panel_ru(const BqArgs& p) {
             for (int w = 0; w < NW; ++w) ss += s_ss[w];
             const T alpha = s_alpha[0];
             T beta, tau, scal;
-            bl_householder(alpha, ss, beta, tau, scal);
+            bl_householder_nb(alpha, ss, beta, tau, scal);
             T v[RPT];
 #pragma unroll
             for (int q = 0; q < RPT; ++q) {

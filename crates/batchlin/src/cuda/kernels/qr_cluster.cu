@@ -233,7 +233,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
             alpha = s_x[24];
         }
         T beta, tau, scal;
-        bl_householder(alpha, ss, beta, tau, scal);
+        bl_householder_nb(alpha, ss, beta, tau, scal);
         if (beta < T(0)) negs |= 1ull << kk;
         if (BlT<T>::abs_(beta) <= thr) rd = 1;
         T v[RPT];
