@@ -543,8 +543,15 @@ unsafe fn tall<T: Real>(
     }
     let es = std::mem::size_of::<T>();
     // 128-row leaves: `tile` (the warp kernel stops at 64 rows; tile beat wy 2.5-3.9x on
-    // 4096 128x64 and 128x32 matrices).
-    let leaf_kind = QrKernel::Tile;
+    // 4096 128x64 and 128x32 matrices), or `wy` where tile's shared memory does not fit.
+    let tile_fits = |rows: usize| {
+        tile_shape::<T>(rows, n).is_some_and(|s| s.smem_bytes::<T>() <= dev.smem_optin)
+    };
+    let leaf_kind = if tile_fits(LEAF) {
+        QrKernel::Tile
+    } else {
+        QrKernel::Wy
+    };
     let wantq = c.q.is_some();
     struct Level {
         rows: usize,
@@ -626,8 +633,10 @@ unsafe fn tall<T: Real>(
     p.qcols = n as i32;
     let top_kind = if warp_wins::<T>(rows, n) {
         QrKernel::Warp
-    } else {
+    } else if tile_fits(rows) {
         QrKernel::Tile
+    } else {
+        QrKernel::Wy
     };
     launch_single::<T>(dev, top_kind, stream, p)?;
     if !wantq {
