@@ -141,6 +141,11 @@ pub(crate) fn tile_shape<T: Real>(m: usize, ncols: usize) -> Option<TileShape> {
         .min_by_key(|s| (s.m * s.n, s.n))
 }
 
+/// Whether the tile kernel takes m x `ncols` on this device (its shared memory fits).
+fn tile_fits<T: Real>(dev: &Device, m: usize, ncols: usize) -> bool {
+    tile_shape::<T>(m, ncols).is_some_and(|s| s.smem_bytes::<T>() <= dev.smem_optin)
+}
+
 /// Rows a lane of the warp kernel may hold: 64 in float32, 32 in float64 (beyond that
 /// the registers spill).
 pub(crate) fn warp_lane_rows(dtype: DType) -> usize {
@@ -297,7 +302,7 @@ pub(crate) fn choose<T: Real>(
     // tile up to 128 x 128: 1.4-3.9x faster than warp and wy wherever both were measured
     // (4096x64x64 f32 0.31 against 0.45 ms, 1024x128x128 0.60 against wy's 1.41,
     // 4096x128x32 0.19 against 0.74; f64 64x64 0.64 against 1.07: cuda-qr.md "Session 5").
-    if tile_shape::<T>(m, ncols).is_some_and(|s| s.smem_bytes::<T>() <= dev.smem_optin) {
+    if tile_fits::<T>(dev, m, ncols) {
         return QrKernel::Tile;
     }
     // wy up to 128 rows beyond 128 columns (1024x128x128 f32 1.35 ms against blocked's 1.69).
@@ -544,10 +549,7 @@ unsafe fn tall<T: Real>(
     let es = std::mem::size_of::<T>();
     // 128-row leaves: `tile` (the warp kernel stops at 64 rows; tile beat wy 2.5-3.9x on
     // 4096 128x64 and 128x32 matrices), or `wy` where tile's shared memory does not fit.
-    let tile_fits = |rows: usize| {
-        tile_shape::<T>(rows, n).is_some_and(|s| s.smem_bytes::<T>() <= dev.smem_optin)
-    };
-    let leaf_kind = if tile_fits(LEAF) {
+    let leaf_kind = if tile_fits::<T>(dev, LEAF, n) {
         QrKernel::Tile
     } else {
         QrKernel::Wy
@@ -633,7 +635,7 @@ unsafe fn tall<T: Real>(
     p.qcols = n as i32;
     let top_kind = if warp_wins::<T>(rows, n) {
         QrKernel::Warp
-    } else if tile_fits(rows) {
+    } else if tile_fits::<T>(dev, rows, n) {
         QrKernel::Tile
     } else {
         QrKernel::Wy
