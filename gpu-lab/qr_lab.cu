@@ -276,7 +276,7 @@ static bool qr_single(Kind kind, int batch, int inner, int m, int m_last, int n,
         const int need = std::max(((m + 7) / 8 + rpt - 1) / rpt, nc / rpt);  // rows a block / rpt; NT * RPT >= NC
         const int nt = (need + 31) / 32 * 32;
         if (n > 64 || nt > 256 || (Q.p && qcols > K)) return false;
-        const size_t smem = (size_t)std::max(3 * nc * (nc + 4) + 8 * (nc + 8) + 2 * (2 * nc + 8) + 2 * nc + 32,
+        const size_t smem = (size_t)std::max(2 * nc * (nc + 4) + 8 * (nc + 8) + 2 * (2 * nc + 8) + 2 * nc + 32,
                                              nc * (nc + 4) + nt * (nc + 1)) * sizeof(T);
         QrFn fn = KT<T>::cluster(nc, nt);
         CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -783,6 +783,24 @@ int main(int argc, char** argv) {
         }
     }
     if (has("tileprof")) { g_tile = 2; timeit<float>(TILE, 4096, 64, 64, true, 1); g_tile = 11; timeit<float>(TILE, 1024, 128, 128, true, 1); g_tile = -1; }
+    if (has("s6run")) {  // session 6: the shapes of record's tile and cluster kernels, one line each
+        struct S { int tile, f64, b, m, n; bool q; };
+        const S shapes[] = {{2, 0, 4096, 64, 64, true}, {2, 0, 4096, 64, 64, false}, {2, 0, 1024, 64, 64, true},
+                            {2, 0, 4096, 48, 48, true}, {11, 0, 1024, 128, 128, true}, {11, 0, 256, 128, 128, true},
+                            {12, 1, 4096, 64, 64, true}, {15, 1, 1024, 128, 128, true}};
+        for (auto s : shapes) {
+            g_tile = s.tile;
+            printf("[%s] ", TILES[s.tile].name);
+            if (s.f64) timeit<double>(TILE, s.b, s.m, s.n, s.q, 15); else timeit<float>(TILE, s.b, s.m, s.n, s.q, 21);
+        }
+        g_tile = -1;
+        for (int m : {1024, 2048}) {
+            timeit<float>(CLUSTER, 16, m, 64, true, 21);
+            timeit<float>(CLUSTER, 16, m, 64, false, 21);
+        }
+        timeit<double>(CLUSTER, 16, 1024, 64, true, 15);
+    }
+    if (has("clrprof")) timeit<float>(CLUSTER, 16, 1024, 64, false, 1);  // r mode, for ncu beside clprof
     if (has("clmicro")) clmicro();
     if (has("clprof")) timeit<float>(CLUSTER, 16, 1024, 64, true, 1);  // for ncu: -k regex:qr_cluster
     if (has("cltime")) {

@@ -221,7 +221,7 @@ fn cluster_shape<T: Real>(m: usize, n: usize) -> Option<(usize, usize, usize)> {
 /// Mirrors BlQcShape<NC>::ELEMS in kernels/qr_cluster.cu, or M and every thread's v row.
 fn cluster_smem_bytes<T: Real>(nc: usize, threads: usize) -> usize {
     let (p, nx, np) = (nc + 4, nc + 8, 2 * nc + 8);
-    let elems = (3 * nc * p + 8 * nx + 2 * np + 2 * nc + 32).max(nc * p + threads * (nc + 1));
+    let elems = (2 * nc * p + 8 * nx + 2 * np + 2 * nc + 32).max(nc * p + threads * (nc + 1));
     elems * std::mem::size_of::<T>()
 }
 
@@ -282,8 +282,8 @@ pub(crate) fn choose<T: Real>(
     let tall_ok = reduced_or_r && n <= 64 && m > LEAF && m >= 4 * n;
     if tall_ok && batch < 2 * dev.sm_count as usize {
         // A cluster of 8 blocks a matrix, one launch (Hopper and later): 16x1024x64 f32
-        // 0.18 ms against blocked's 0.23, 16x2048x64 0.24 against 0.34, 16x1024x32 0.075
-        // against tall's 0.19 (gpu-lab, cuda-qr.md "Session 4").
+        // 0.13 ms against blocked's 0.23, 16x2048x64 0.17 against 0.34, 16x1024x32 0.054
+        // against tall's 0.19 (gpu-lab, cuda-qr.md "Session 4" and "Session 6").
         if dev.cc.0 >= 9 && cluster_shape::<T>(m, n).is_some() {
             return QrKernel::Cluster;
         }

@@ -108,7 +108,13 @@ fn case<T: Real>(
     let mut q = vec![poison; batch * m * qc];
     let mut r = vec![poison; batch * rr * n];
     let mut info = vec![Info(0xdead); batch];
-    // Q column-major, R row-major: exercises the output strides too.
+    // Q row-major after row-major input (the kernels' 16-byte row stores), column-major
+    // otherwise; R row-major: exercises the output strides too.
+    let (q_rs, q_cs) = if lay == Layout::RowMajor {
+        (qc, 1)
+    } else {
+        (1, m)
+    };
     let res = qr_host::<T>(
         kernel,
         batch,
@@ -126,8 +132,8 @@ fn case<T: Real>(
             Some(HostMatMut {
                 data: &mut q,
                 batch_stride: m * qc,
-                row_stride: 1,
-                col_stride: m,
+                row_stride: q_rs,
+                col_stride: q_cs,
             })
         },
         qc,
@@ -154,7 +160,7 @@ fn case<T: Real>(
     );
     let mut rank_flags = 0;
     for b in 0..batch {
-        let qv = |i: usize, j: usize| q[b * m * qc + i + j * m].to_f64();
+        let qv = |i: usize, j: usize| q[b * m * qc + i * q_rs + j * q_cs].to_f64();
         let rv = |i: usize, j: usize| r[b * rr * n + i * n + j].to_f64();
         let bad = (0..m).any(|i| (0..n).any(|j| !a[at(b, i, j)].is_finite()));
         for i in 0..rr {

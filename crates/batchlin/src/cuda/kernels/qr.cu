@@ -387,29 +387,63 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
         T v[R];
 #pragma unroll
         for (int i = (I0 / VN) * VN; i < R; i += VN) BlVec<T>::ld(vk + i, &v[i]);
+        // One sum a column: the C columns are C independent chains already.
         T d[C];
 #pragma unroll
         for (int c = C0; c < C; ++c) {
-            T s0 = T(0), s1 = T(0);
+            d[c] = T(0);
 #pragma unroll
-            for (int i = I0; i < R; ++i) {
-                if ((i - I0) & 1) s1 += v[i] * a[i][c];
-                else s0 += v[i] * a[i][c];
-            }
-            d[c] = s0 + s1;
+            for (int i = I0; i < R; ++i) d[c] += v[i] * a[i][c];
         }
-#pragma unroll
-        for (int o = CPW; o < 32; o <<= 1)
-#pragma unroll
-            for (int c = C0; c < C; ++c) d[c] += bl_shfl_xor(d[c], o);
         const T tau = s_tau[k];
+        T tw[C];  // tau v_k^T a[.][c], zero where column c is not right of k
+        bool done = false;
+        // Four columns over 8 lanes (every instantiation with C = 4 and RG = 8) are summed
+        // transposed: each stage halves what a lane sends, then shuffles hand the sums
+        // back: 8 shuffles, 4 adds and 6 selects against 12 shuffles and 12 adds (three
+        // and two columns likewise). 4096x64x64 0.282 -> 0.273 ms, 4096x48x48 0.232 ->
+        // 0.223 (gpu-lab, cuda-qr.md "Session 6").
+        if constexpr (C == 4 && CPW == 4) {
+            if (C0 <= 1) {  // four columns or three (slot 0 zero)
+                // lane bits 4, 3 end with the sum of column 2 b4 + b3
+                const T d0 = C0 == 0 ? d[0] : T(0);
+                const bool h16 = (lane & 16) != 0, h8 = (lane & 8) != 0;
+                const T e0 = (h16 ? d[2] : d0) + bl_shfl_xor(h16 ? d0 : d[2], 16);
+                const T e1 = (h16 ? d[3] : d[1]) + bl_shfl_xor(h16 ? d[1] : d[3], 16);
+                T f = (h8 ? e1 : e0) + bl_shfl_xor(h8 ? e0 : e1, 8);
+                f += bl_shfl_xor(f, 4);
+                const int mine = (h16 ? 2 : 0) + (h8 ? 1 : 0);
+                const T t = (!right || cg + CG * mine > k) ? tau * f : T(0);
 #pragma unroll
-        for (int c = C0; c < C; ++c) {
-            T tw = tau * d[c];
-            if (c == C0 && right) tw = (cg + CG * c > k) ? tw : T(0);
-#pragma unroll
-            for (int i = I0; i < R; ++i) a[i][c] -= tw * v[i];
+                for (int c = C0; c < 4; ++c) tw[c] = __shfl_sync(0xffffffffu, t, (lane & 7) | ((c >> 1) << 4) | ((c & 1) << 3));
+                done = true;
+            }
+            if (C0 == 2) {  // two columns: lane bit 4 ends with the sum of column 2 + b4
+                const bool h16 = (lane & 16) != 0;
+                T f = (h16 ? d[3] : d[2]) + bl_shfl_xor(h16 ? d[2] : d[3], 16);
+                f += bl_shfl_xor(f, 8);
+                f += bl_shfl_xor(f, 4);
+                const T t = (!right || cg + CG * (h16 ? 3 : 2) > k) ? tau * f : T(0);
+                tw[2] = __shfl_sync(0xffffffffu, t, lane & 15);
+                tw[3] = __shfl_sync(0xffffffffu, t, lane | 16);
+                done = true;
+            }
         }
+        if (!done) {
+#pragma unroll
+            for (int o = CPW; o < 32; o <<= 1)
+#pragma unroll
+                for (int c = C0; c < C; ++c) d[c] += bl_shfl_xor(d[c], o);
+#pragma unroll
+            for (int c = C0; c < C; ++c) {
+                tw[c] = tau * d[c];
+                if (c == C0 && right) tw[c] = (cg + CG * c > k) ? tw[c] : T(0);
+            }
+        }
+#pragma unroll
+        for (int c = C0; c < C; ++c)
+#pragma unroll
+            for (int i = I0; i < R; ++i) a[i][c] -= tw[c] * v[i];
     };
 
     // Reflector k from column k, held in registers [I1][C1] (I1 = k / RG, C1 = k / CG) by

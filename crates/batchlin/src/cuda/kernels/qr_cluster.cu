@@ -6,14 +6,15 @@
 // in registers. Householder column by column as xGEQR2 (the same conventions as the other
 // kernels); a step's cluster-wide sums are read through distributed shared memory after
 // a cluster barrier: the vector V^T A (w for the rank-1 update of the columns to the
-// right, and V^T v_k for xLARFT's T) with the next column's norm folded in (see the step
-// loop), and the sub-diagonal sum of squares afresh only when that folding would cancel.
+// right, and V^T v_k for Q) with the next column's norm folded in (see the step loop), and
+// the sub-diagonal sum of squares afresh only when that folding would cancel.
 // Every thread builds every reflector, and every block sums the blocks' partials in the
 // same order, so all blocks agree bit for bit. The step loop is not
 // unrolled (one body, small code: the unrolled panels of the blocked kernel stall on
 // instruction fetch); instead the register row is rotated left by one column a step, so
-// the step's column is always a[0]. Q = [I; 0] - V T V1^T (V1: V's top NC rows) is formed
-// in the same kernel, so a whole tall QR is one launch (the blocked kernel needs ~13).
+// the step's column is always a[0]. Q = [I; 0] - V M, M = T V1^T (V1: V's top NC rows; T
+// xLARFT's), is formed in the same kernel, so a whole tall QR is one launch (the blocked
+// kernel needs ~13).
 // A block a cluster-row-slice means 8 * batch blocks: for small batches of tall matrices
 // (16x1024x64), which otherwise leave most of the GPU idle.
 
@@ -70,6 +71,23 @@ __device__ __forceinline__ void bl_push_all(T* arr, int slot, T x) {
     for (int c = 0; c < BL_QC_CS; ++c) bl_st_dsm(bl_mapa(arr + slot, c), x);
 }
 
+// 16-byte global loads and stores (float4 / double2) of a row's slice: a thread's row is
+// contiguous in row-major input, and scalar accesses there touch a sector a value.
+template <typename T> struct BlG16;
+template <> struct BlG16<float> {
+    static __device__ __forceinline__ void ld(const float* p, float* x) {
+        const float4 v = *reinterpret_cast<const float4*>(p);
+        x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+    }
+};
+template <> struct BlG16<double> {
+    static __device__ __forceinline__ void ld(const double* p, double* x) {
+        const double2 v = *reinterpret_cast<const double2*>(p);
+        x[0] = v.x, x[1] = v.y;
+    }
+};
+__device__ __forceinline__ bool bl_al16(const void* p) { return ((unsigned long long)p & 15ull) == 0; }
+
 // Warp sum of 32 values a lane, transposed: lane l ends with the sum of value l.
 template <typename T, int OFF>
 __device__ __forceinline__ void bl_qc_stage(T (&a)[32], int lane) {
@@ -91,8 +109,8 @@ __device__ __forceinline__ T bl_qc_vsum(T (&a)[32], int lane) {
     return a[0];
 }
 
-// Shared memory (dynamic, elements; qr.rs `cluster_smem_bytes` mirrors it): G (later M),
-// T^T, V1 (NC x P each), warp partials (8 x NX), this block's exchange (2 x NP, by step
+// Shared memory (dynamic, elements; qr.rs `cluster_smem_bytes` mirrors it): V1^T (later M)
+// and G (NC x P each), warp partials (8 x NX), this block's exchange (2 x NP, by step
 // parity), w-coefficients (NC), tau (NC), 32 scalars: ELEMS; at the end every thread's v
 // row (NT x (NC + 1)) over all but M, so NC * P + NT * (NC + 1) if that is more.
 template <int NC>
@@ -100,36 +118,8 @@ struct BlQcShape {
     static const int P = NC + 4;   // pitch: rows 16-byte aligned, not all in one bank
     static const int NX = NC + 8;  // V^T A and the next step's 5 downdating sums
     static const int NP = NX + NC;  // an exchange: those, then v_k's top NC rows (block 0's)
-    static const int ELEMS = 3 * NC * P + 8 * NX + 2 * NP + 2 * NC + 32;
+    static const int ELEMS = 2 * NC * P + 8 * NX + 2 * NP + 2 * NC + 32;
 };
-
-// Column j of xLARFT's T (forward: H_0 ... H_j = I - V T V^T), from row j of G and tau:
-// T[i][j] = -tau_j sum_{i<=l<j} T[i][l] G[j][l], T[j][j] = tau_j. Row i by LPR adjacent
-// lanes (every LPR-th term each, joined by shuffles), four sums a lane: the column is
-// built while the block waits at a cluster barrier, and must not outlast it.
-template <typename T, int NC>
-__device__ __forceinline__ void bl_qc_tcol(int j, T* s_tt, const T* s_g, const T* s_tau) {
-    constexpr int P = BlQcShape<NC>::P;
-    const int lpr = blockDim.x >= 4 * NC ? 4 : (blockDim.x >= 2 * NC ? 2 : 1);  // uniform
-    const T tj = s_tau[j];
-    for (int t = threadIdx.x; t < NC * lpr; t += blockDim.x) {  // whole warps: shuffles below
-        const int i = t / lpr, h = t - i * lpr;
-        T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
-        if (i < j) {
-            int l = i + h;
-            for (; l + 3 * lpr < j; l += 4 * lpr) {
-                s0 += s_tt[l * P + i] * s_g[j * P + l];
-                s1 += s_tt[(l + lpr) * P + i] * s_g[j * P + l + lpr];
-                s2 += s_tt[(l + 2 * lpr) * P + i] * s_g[j * P + l + 2 * lpr];
-                s3 += s_tt[(l + 3 * lpr) * P + i] * s_g[j * P + l + 3 * lpr];
-            }
-            for (; l < j; l += lpr) s0 += s_tt[l * P + i] * s_g[j * P + l];
-        }
-        T s = (s0 + s1) + (s2 + s3);
-        for (int o = 1; o < lpr; o <<= 1) s += bl_shfl_xor(s, o);
-        if (h == 0 && i <= j) s_tt[j * P + i] = i == j ? tj : -tj * s;
-    }
-}
 
 // Thread t of block c holds rows c * NT * RPT + q * NT + t (q < RPT); NT * RPT >= NC, so
 // the top NC rows (row k of every step, and V1) are in block 0.
@@ -140,10 +130,9 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
     constexpr int NE = 5;  // Saa, Sav, Svv (rows below kk + 1), A0, V0 (row kk + 1)
     constexpr int VN = BlVec<T>::N;
     extern __shared__ __align__(16) unsigned char bl_smem[];
-    T* s_g = (T*)bl_smem;            // G[k][l] = v_l^T v_k (l < k); later M = T V1^T
-    T* s_tt = s_g + NC * P;          // T^T: s_tt[j * P + i] = T[i][j]
-    T* s_v1 = s_tt + NC * P;         // V1^T: s_v1[l * P + c] = v_l[c], c < NC
-    T* s_red = s_v1 + NC * P;        // [warp][NX]
+    T* s_v1 = (T*)bl_smem;           // V1^T: s_v1[l * P + c] = v_l[c], c < NC; later M
+    T* s_g = s_v1 + NC * P;          // G: s_g[l * P + k] = v_l^T v_k (l < k)
+    T* s_red = s_g + NC * P;         // [warp][NX]
     T* s_part = s_red + 8 * NX;      // [step parity][NP]: this block's sums, pulled by all
     T* s_tw = s_part + 2 * NP;       // tau * w_j for the update (0 where none)
     T* s_tau = s_tw + NC;
@@ -167,7 +156,16 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
     for (int q = 0; q < RPT; ++q) {
         const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is + (bl_i64)row[q] * p.a_rs;
 #pragma unroll
-        for (int j = 0; j < NC; ++j) a[q][j] = (row[q] < mr && j < n) ? A[(bl_i64)j * p.a_cs] : T(0);
+        for (int j = 0; j < NC; ++j) a[q][j] = T(0);
+        if (row[q] < mr) {
+            if (p.a_cs == 1 && n == NC && bl_al16(A)) {
+#pragma unroll
+                for (int j = 0; j < NC; j += VN) BlG16<T>::ld(A + j, &a[q][j]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < NC; ++j) a[q][j] = j < n ? A[(bl_i64)j * p.a_cs] : T(0);
+            }
+        }
     }
 
     // Scale: max|a| over the matrix (non-finite -> inf), by warp, block, then cluster.
@@ -288,10 +286,12 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
             for (int w = 0; w < NW; ++w) s += s_red[w * NX + t];
             part[t] = s;
         }
-        bl_cluster_arrive();
-        if (p.q != nullptr && kk > 0) bl_qc_tcol<T, NC>(kk - 1, s_tt, s_g, s_tau);  // while waiting
-        bl_cluster_wait();
-        if (p.q != nullptr && tid < NC) s_v1[kk * P + tid] = bl_ld_dsm<T>(bl_mapa(part + NX + tid, 0));
+        bl_cluster_sync();
+        // Column kk of V1 from block 0, its load in flight with the partials' (after them it
+        // would add a remote load's latency to every step).
+        const bool get_v1 = p.q != nullptr && tid < NC;
+        T v1 = T(0);
+        if (get_v1) v1 = bl_ld_dsm<T>(bl_mapa(part + NX + tid, 0));
         for (int t = tid; t < NC + NE; t += NT) {
             T pv[CS];
 #pragma unroll
@@ -303,11 +303,12 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
                 // Rotated slot t is column kk + t (trailing) or t + kk - NC (finished).
                 const bool trailing = t >= 1 && t < NC - kk;
                 s_tw[t] = trailing ? tau * wsum : T(0);
-                if (t >= NC - kk) s_g[kk * P + (t + kk - NC)] = wsum;
+                if (t >= NC - kk) s_g[(t + kk - NC) * P + kk] = wsum;
             } else {
                 s_x[25 + t - NC] = wsum;
             }
         }
+        if (get_v1) s_v1[kk * P + tid] = v1;
         __syncthreads();
 #pragma unroll
         for (int j = 0; j < NC; j += VN) {
@@ -365,44 +366,74 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
     if (rank == 0 && tid == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
     if (p.q == nullptr) return;  // uniform
 
-    // Q = [I; 0] - V M, M = T V1^T (K x qcols), with T from G by xLARFT's recurrence.
+    // Q = [I; 0] - V M: V's rows in a, M = T V1^T below.
 #pragma unroll
     for (int q = 0; q < RPT; ++q)
 #pragma unroll
         for (int l = 0; l < NC; ++l)
             a[q][l] = (l < K && row[q] > l) ? a[q][l] : ((l < K && row[q] == l) ? T(1) : T(0));
-    // Every block has G, tau and V1 (exchanged step by step) and T but its last column:
-    // each builds M = T V1^T itself, with no exchange after the loop.
+    // Every block has G, tau and V1 (exchanged step by step), so each forms M = T V1^T
+    // itself, with no exchange after the loop, and without T: H_i times the later
+    // reflectors gives T's row i = tau_i (e_i - sum_{l>i} G[i][l] T_l), so
+    // M_i = tau_i (V1^T_i - sum_{l>i} G[i][l] M_l): a back substitution from the last row,
+    // in place in V1^T, a block of B rows at a time (multiplications only, so tau = 0 is
+    // fine). Building T column by column inside the step loop (xLARFT) outlasted the
+    // cluster barrier it hid behind: 16x1024x64 0.176 -> 0.150 ms without it (gpu-lab).
     const int qc = p.qcols;
-    constexpr int QW = 32 / (4 / VN);  // columns a pass (and an M item): 32 f32, 16 f64
+    constexpr int QW = 32 / (4 / VN);  // columns a pass of the Q rows: 32 f32, 16 f64
     T* Qm = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
-    __syncthreads();  // the last step's G row, tau and V1 column
-    if (K > 0) bl_qc_tcol<T, NC>(K - 1, s_tt, s_g, s_tau);
-    __syncthreads();  // T complete; G no longer needed: M goes in its place
-    // M[k][c] = sum_{k<=l<=c} T[k][l] V1[c][l] (zero beyond K x qcols): an item is row k and
-    // QW columns, a loop over l with QW sums (T[k][l] differs by thread, V1^T's row l is a
-    // broadcast).
-    for (int it = tid; it < NC * (NC / QW); it += NT) {
-        const int k = it % NC, c0 = (it / NC) * QW;
-        T m[QW];
-#pragma unroll
-        for (int u = 0; u < QW; ++u) m[u] = T(0);
-        for (int l = k; l < K; ++l) {
-            const T tkl = s_tt[l * P + k];
-            T v[QW];
-#pragma unroll
-            for (int g = 0; g < QW; g += VN) BlVec<T>::ld(s_v1 + l * P + c0 + g, v + g);
-#pragma unroll
-            for (int u = 0; u < QW; ++u) m[u] += tkl * v[u];
+    T* s_m = s_v1;
+    {
+        constexpr int B = 8;
+        const int c = tid % NC, h = tid / NC, H = NT / NC;  // a column of M; row phase
+        __syncthreads();  // the last step's G column, tau and V1 row
+        if (K < NC) {  // G's columns from K on were never written: zero, for the update below
+            for (int t = tid; t < K * NC; t += NT)
+                if (t % NC >= K) s_g[(t / NC) * P + t % NC] = T(0);
+            __syncthreads();
         }
+        for (int l0 = K > 0 ? ((K - 1) / B) * B : -B; l0 >= 0; l0 -= B) {
+            if (tid < NC) {  // rows l0 .. l0 + B - 1 (the later rows' terms are in already)
+                T x[B];
 #pragma unroll
-        for (int u = 0; u < QW; ++u) s_g[k * P + c0 + u] = (k < K && c0 + u < qc) ? m[u] : T(0);
+                for (int u = 0; u < B; ++u) x[u] = s_m[(l0 + u) * P + c];
+#pragma unroll
+                for (int u = B - 1; u >= 0; --u) {
+                    const int l = l0 + u;
+                    if (l < K) {  // uniform; rows from K on are zero (G and V1 unset there)
+                        const T mu = s_tau[l] * x[u];
+                        x[u] = mu;
+#pragma unroll
+                        for (int u2 = 0; u2 < u; ++u2) x[u2] -= s_g[(l0 + u2) * P + l] * mu;
+                    } else {
+                        x[u] = T(0);
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < B; ++u) s_m[(l0 + u) * P + c] = x[u];
+            }
+            __syncthreads();
+            if (h < H) {  // the block's terms into the rows above it
+                T mb[B];
+#pragma unroll
+                for (int u = 0; u < B; ++u) mb[u] = s_m[(l0 + u) * P + c];
+                for (int i = h; i < l0; i += H) {
+                    T g[B];
+#pragma unroll
+                    for (int u = 0; u < B; u += VN) BlVec<T>::ld(s_g + i * P + l0 + u, g + u);
+                    T x = s_m[i * P + c];
+#pragma unroll
+                    for (int u = 0; u < B; ++u) x -= g[u] * mb[u];
+                    s_m[i * P + c] = x;
+                }
+            }
+            __syncthreads();
+        }
     }
-    __syncthreads();  // M complete; T and V1 no longer needed
     // Rows of Q, QW columns a pass: e_row - v_row^T M, the k loop not unrolled (an unrolled
     // one was 26 KB of straight code, stalled on instruction fetch), so each thread's v row
-    // goes to shared memory (pitch NC + 1: conflict-free), over what M no longer needs.
-    T* s_vrow = s_tt;
+    // goes to shared memory (pitch NC + 1: conflict-free), over G and what follows it.
+    T* s_vrow = s_g;
 #pragma unroll
     for (int q = 0; q < RPT; ++q)
 #pragma unroll
@@ -414,11 +445,12 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
         for (int q = 0; q < RPT; ++q)
 #pragma unroll
             for (int u = 0; u < QW; ++u) qv[q][u] = row[q] == c0 + u ? T(1) : T(0);
+        const int kq = min(K, c0 + QW);  // M is upper triangular
 #pragma unroll 2
-        for (int k = 0; k < K; ++k) {
+        for (int k = 0; k < kq; ++k) {
             T m4[QW];
 #pragma unroll
-            for (int g = 0; g < QW; g += VN) BlVec<T>::ld(s_g + k * P + c0 + g, m4 + g);
+            for (int g = 0; g < QW; g += VN) BlVec<T>::ld(s_m + k * P + c0 + g, m4 + g);
 #pragma unroll
             for (int q = 0; q < RPT; ++q) {
                 const T vk = s_vrow[(q * NT + tid) * (NC + 1) + k];
@@ -433,10 +465,16 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
 #pragma unroll
                 for (int u = 0; u < QW; ++u) {
                     const int c = c0 + u;
-                    if (c < qc) {
-                        const bool neg = c < K && ((negs >> c) & 1ull) != 0;
-                        Q[(bl_i64)c * p.q_cs] = bad ? BlT<T>::nan() : (neg ? -qv[q][u] : qv[q][u]);
-                    }
+                    const bool neg = c < K && ((negs >> c) & 1ull) != 0;
+                    qv[q][u] = bad ? BlT<T>::nan() : (neg ? -qv[q][u] : qv[q][u]);
+                }
+                if (p.q_cs == 1 && c0 + QW <= qc && bl_al16(Q + c0)) {
+#pragma unroll
+                    for (int u = 0; u < QW; u += VN) BlVec<T>::st(Q + c0 + u, &qv[q][u]);
+                } else {
+#pragma unroll
+                    for (int u = 0; u < QW; ++u)
+                        if (c0 + u < qc) Q[(bl_i64)(c0 + u) * p.q_cs] = qv[q][u];
                 }
             }
         }
