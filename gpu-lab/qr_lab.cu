@@ -142,7 +142,8 @@ static int g_exp = 0;
     X(f64, double, 1, 64, 64, 8, 16, 1) X(f64, double, 1, 64, 64, 4, 32, 1) X(f64, double, 1, 128, 128, 8, 32, 1) \
     X(f64, double, 1, 128, 128, 16, 32, 1) X(f32, float, 0, 128, 64, 8, 16, 1) X(f32, float, 0, 128, 64, 8, 16, 4) \
     X(f32, float, 0, 128, 32, 8, 8, 1) X(f32, float, 0, 128, 32, 8, 8, 8) X(f64, double, 1, 128, 64, 16, 16, 1) \
-    X(f32, float, 0, 128, 128, 16, 32, 2) X(f32, float, 0, 128, 128, 8, 64, 2) X(f32, float, 0, 128, 128, 16, 16, 2)
+    X(f32, float, 0, 128, 128, 16, 32, 2) X(f32, float, 0, 128, 128, 8, 64, 2) X(f32, float, 0, 128, 128, 16, 16, 2) \
+    X(f32, float, 0, 64, 64, 4, 16, 10) X(f32, float, 0, 64, 64, 4, 16, 12)
 #define TILE_INST(TN, T, F, M, N, RG, CG, MINB) BL_QR_TILE(TN, T, M, N, RG, CG, MINB)
 TILE_LIST(TILE_INST)
 struct TileEntry { int f64, M, N, RG, CG; QrFn fn; int elems; const char* name; };
@@ -799,6 +800,25 @@ int main(int argc, char** argv) {
             timeit<float>(CLUSTER, 16, m, 64, false, 21);
         }
         timeit<double>(CLUSTER, 16, 1024, 64, true, 15);
+    }
+    if (has("s6grid")) {  // session 6: 64x64 thread grids
+        struct S { int b, m, n; bool q; };
+        const S shapes[] = {{4096, 64, 64, true}, {4096, 64, 64, false}, {1024, 64, 64, true}, {4096, 48, 48, true}};
+        for (auto s : shapes)
+            for (int t : {2, 7, 8, 24, 25, 3, 4}) {
+                g_tile = t;
+                printf("[%s] ", TILES[t].name);
+                timeit<float>(TILE, s.b, s.m, s.n, s.q, 21);
+            }
+        g_tile = -1;
+    }
+    if (has("s6prof")) {  // for ncu: the 4 x 16 and 8 x 16 grids at 4096x64x64, Q and R alone
+        for (int t : {8, 2}) {
+            g_tile = t;
+            timeit<float>(TILE, 4096, 64, 64, true, 1);
+            timeit<float>(TILE, 4096, 64, 64, false, 1);
+        }
+        g_tile = -1;
     }
     if (has("clrprof")) timeit<float>(CLUSTER, 16, 1024, 64, false, 1);  // r mode, for ncu beside clprof
     if (has("clmicro")) clmicro();

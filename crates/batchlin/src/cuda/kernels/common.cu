@@ -93,6 +93,28 @@ template <typename T> __device__ __forceinline__ T bl_absflag(T x) {
     return (ax <= BlT<T>::huge()) ? ax : BlT<T>::inf();
 }
 
+// Whether a matrix whose largest bl_absflag is mx holds NaN or Inf (its outputs are then
+// NaN), and the exponent e of mx = f 2^e, f in [0.5, 1): every kernel decomposes the
+// matrix times 2^-e (e = 0 for bad or zero input) and scales R back by 2^e.
+template <typename T> __device__ __forceinline__ int bl_scale_exp(T mx, bool& bad) {
+    bad = !(mx <= BlT<T>::huge());
+    return (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
+}
+
+// A thread's register block of a matrix times 2^s (nothing to do for s = 0).
+template <typename T, int R, int C> __device__ __forceinline__ void bl_rescale(T (&a)[R][C], int s) {
+    if (s == 0) return;
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int c = 0; c < C; ++c) a[i][c] = bl_scale2(a[i][c], s);
+}
+template <typename T, int R> __device__ __forceinline__ void bl_rescale(T (&a)[R], int s) {
+    if (s == 0) return;
+#pragma unroll
+    for (int i = 0; i < R; ++i) a[i] = bl_scale2(a[i], s);
+}
+
 // max of bl_absflag over a thread's register block (non-finite -> inf).
 template <typename T, int R, int C> __device__ __forceinline__ T bl_absmax(const T (&a)[R][C]) {
     T mx = T(0);

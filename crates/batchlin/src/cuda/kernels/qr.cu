@@ -135,12 +135,9 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
 #pragma unroll
         for (int w = 0; w < GT / 32; ++w) mx = s_x[w] > mx ? s_x[w] : mx;  // never NaN: bl_absflag
     }
-    const bool bad = !(mx <= BlT<T>::huge());
-    const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
-    if (e != 0) {
-#pragma unroll
-        for (int i = 0; i < MR; ++i) a[i] = bl_scale2(a[i], -e);
-    }
+    bool bad;
+    const int e = bl_scale_exp(mx, bad);
+    bl_rescale(a, -e);
     const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
     // Uniform across the matrix's lanes, as every lane builds every reflector: negs, bit k
     // set where R_kk < 0 (columns 64-127 in negs1); rd, some |R_kk| small.
@@ -370,14 +367,9 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     __syncthreads();
 #pragma unroll
     for (int w = 0; w < S::NT / 32; ++w) mx = s_x[w] > mx ? s_x[w] : mx;  // never NaN: bl_absflag
-    const bool bad = !(mx <= BlT<T>::huge());
-    const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
-    if (e != 0) {
-#pragma unroll
-        for (int i = 0; i < R; ++i)
-#pragma unroll
-            for (int c = 0; c < C; ++c) a[i][c] = bl_scale2(a[i][c], -e);
-    }
+    bool bad;
+    const int e = bl_scale_exp(mx, bad);
+    bl_rescale(a, -e);
 
     // a[.][c] -= tau_k v_k (v_k^T a[.][c]) for the columns from C0 on, rows from I0 on
     // (v_k is zero above row k); with `right`, column c0's registers only where the
@@ -605,8 +597,8 @@ __device__ bool bl_mem_load(const QrArgs& p, bl_i64 b, bl_i64 outer, int in, int
     mx = T(0);
     for (int w = 0; w < (NT >> 5); ++w) mx = sred[w] > mx ? sred[w] : mx;
     __syncthreads();
-    const bool bad = !(mx <= BlT<T>::huge());
-    e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
+    bool bad;
+    e = bl_scale_exp(mx, bad);
     if (bad) {
         T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
         for (int idx = tid; idx < p.rrows * n; idx += NT) {

@@ -59,8 +59,7 @@ template <> struct BqBits<double> {
 template <typename T>
 __device__ __forceinline__ void bq_scale_of(const BqArgs& p, bl_i64 b, T& mxv, int& e, bool& bad) {
     mxv = BqBits<T>::from(p.mx[b]);
-    bad = !(mxv <= BlT<T>::huge());
-    e = (bad || mxv == T(0)) ? 0 : BlT<T>::expo(mxv);
+    e = bl_scale_exp(mxv, bad);
 }
 
 // 32x32 tiles of an rows x cols matrix, 256 threads (32 x 8): tile t of a matrix.

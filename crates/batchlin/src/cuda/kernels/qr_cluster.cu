@@ -186,14 +186,9 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
     mx = T(0);
 #pragma unroll
     for (int c = 0; c < CS; ++c) mx = s_x[8 + c] > mx ? s_x[8 + c] : mx;
-    const bool bad = !(mx <= BlT<T>::huge());
-    const int e = (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
-    if (e != 0) {
-#pragma unroll
-        for (int q = 0; q < RPT; ++q)
-#pragma unroll
-            for (int j = 0; j < NC; ++j) a[q][j] = bl_scale2(a[q][j], -e);
-    }
+    bool bad;
+    const int e = bl_scale_exp(mx, bad);
+    bl_rescale(a, -e);
     const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
     unsigned long long negs = 0;  // bit k: R_kk < 0 (uniform: every thread builds every reflector)
     unsigned rd = 0;
