@@ -820,6 +820,17 @@ int main(int argc, char** argv) {
         }
         g_tile = -1;
     }
+    if (has("s6route")) {  // session 6: the cluster kernel against TSQR and smem beyond 2 x SMs matrices
+        struct S { int b, m, n; };
+        const S shapes[] = {{264, 1024, 64}, {512, 1024, 64}, {2048, 1024, 64}, {1024, 256, 64}, {4096, 256, 32},
+                            {512, 2048, 64}, {1024, 2048, 32}, {2048, 512, 64}};
+        for (auto s : shapes) {
+            for (Kind k : {CLUSTER, TALL, SMEM}) timeit<float>(k, s.b, s.m, s.n, true, 9);
+            timeit<float>(CLUSTER, s.b, s.m, s.n, false, 9);
+            timeit<float>(TALL, s.b, s.m, s.n, false, 9);
+            if (s.m <= 1024) for (Kind k : {CLUSTER, TALL}) timeit<double>(k, s.b, s.m, s.n, true, 7);
+        }
+    }
     if (has("clrprof")) timeit<float>(CLUSTER, 16, 1024, 64, false, 1);  // r mode, for ncu beside clprof
     if (has("clmicro")) clmicro();
     if (has("clprof")) timeit<float>(CLUSTER, 16, 1024, 64, true, 1);  // for ncu: -k regex:qr_cluster

@@ -280,11 +280,12 @@ pub(crate) fn choose<T: Real>(
     reduced_or_r: bool,
 ) -> QrKernel {
     let tall_ok = reduced_or_r && n <= 64 && m > LEAF && m >= 4 * n;
+    let cluster_ok = tall_ok && dev.cc.0 >= 9 && cluster_shape::<T>(m, n).is_some();
     if tall_ok && batch < 2 * dev.sm_count as usize {
         // A cluster of 8 blocks a matrix, one launch (Hopper and later): 16x1024x64 f32
         // 0.13 ms against blocked's 0.23, 16x2048x64 0.17 against 0.34, 16x1024x32 0.054
         // against tall's 0.19 (gpu-lab, cuda-qr.md "Session 4" and "Session 6").
-        if dev.cc.0 >= 9 && cluster_shape::<T>(m, n).is_some() {
+        if cluster_ok {
             return QrKernel::Cluster;
         }
         // Measured (cuda-qr.md): blocked beats TSQR with wy leaves in f32 at 16x1024x64
@@ -295,6 +296,17 @@ pub(crate) fn choose<T: Real>(
             return QrKernel::Blocked;
         }
         return QrKernel::Tall;
+    }
+    // Larger batches of tall matrices from 256 rows: the cluster kernel from 512 rows (64
+    // rows a block), TSQR below; both beat smem, which Auto took where the matrix fit
+    // (f32 2048x512x64: cluster 4.5 ms, tall 7.0, smem 39.6; 1024x256x64: tall 1.5, cluster
+    // 2.3, smem 3.7; 512x1024x64: cluster 1.8, tall 3.9. cuda-qr.md "Session 6").
+    if tall_ok && m >= 256 {
+        return if cluster_ok && m >= 512 {
+            QrKernel::Cluster
+        } else {
+            QrKernel::Tall
+        };
     }
     if warp_wins::<T>(m, ncols) {
         return QrKernel::Warp;

@@ -412,6 +412,43 @@ fn qr_every_kernel_f32() {
     sweep::<f32>().unwrap();
 }
 
+/// Batches of tall matrices beyond twice the SM count: Auto sends them to the cluster
+/// kernel from 512 rows (Hopper and later) and to TSQR from 256 (not to smem, which they
+/// fit); the results hold either way.
+#[test]
+fn qr_auto_large_batches_of_tall_matrices() {
+    let Some(be) = backend() else { return };
+    let batch = 2 * be.sm_count() as usize + 7;
+    let cluster = be.compute_capability().0 >= 9;
+    for (m, n, want) in [
+        (512, 64, if cluster { "cluster" } else { "tall" }),
+        (300, 40, "tall"),
+    ] {
+        let k = m.min(n);
+        assert_eq!(be.qr_kernel_for::<f32>(batch, m, n, Some(k)).name(), want);
+        assert_eq!(be.qr_kernel_for::<f64>(batch, m, n, None).name(), want);
+        for (seed, mode, lay) in [
+            (91, Mode::Reduced, Layout::RowMajor),
+            (92, Mode::R, Layout::ColMajor),
+        ] {
+            assert!(
+                case::<f32>(QrKernel::Auto, batch, m, n, mode, lay, Special::Rand, seed).unwrap()
+            );
+            assert!(case::<f64>(
+                QrKernel::Auto,
+                batch,
+                m,
+                n,
+                mode,
+                lay,
+                Special::Rand,
+                seed + 10
+            )
+            .unwrap());
+        }
+    }
+}
+
 #[test]
 fn qr_every_kernel_f64() {
     if backend().is_none() {
