@@ -138,14 +138,19 @@ template <typename T> __device__ __forceinline__ T bl_warp_sum(T v) {
     return v;
 }
 
-// Vector shared-memory access, 16 bytes: 4 floats or 2 doubles. The loads are volatile
-// asm so the compiler reloads rather than keeping a whole vector live in registers.
+// Vector access, 16 bytes: 4 floats or 2 doubles. `ld` reads shared memory by volatile asm
+// so the compiler reloads rather than keeping a whole vector live in registers; `ldg` (any
+// memory) and `st` are plain 16-byte accesses.
 template <typename T> struct BlVec;
 template <> struct BlVec<float> {
     static const int N = 4;
     static __device__ __forceinline__ void ld(const float* p, float* x) {
         unsigned addr = (unsigned)__cvta_generic_to_shared(p);
         asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3]) : "r"(addr));
+    }
+    static __device__ __forceinline__ void ldg(const float* p, float* x) {  // any 16-byte aligned p
+        const float4 v = *reinterpret_cast<const float4*>(p);
+        x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
     }
     static __device__ __forceinline__ void st(float* p, const float* x) {
         *reinterpret_cast<float4*>(p) = make_float4(x[0], x[1], x[2], x[3]);
@@ -156,6 +161,10 @@ template <> struct BlVec<double> {
     static __device__ __forceinline__ void ld(const double* p, double* x) {
         unsigned addr = (unsigned)__cvta_generic_to_shared(p);
         asm volatile("ld.shared.v2.f64 {%0,%1}, [%2];" : "=d"(x[0]), "=d"(x[1]) : "r"(addr));
+    }
+    static __device__ __forceinline__ void ldg(const double* p, double* x) {  // any 16-byte aligned p
+        const double2 v = *reinterpret_cast<const double2*>(p);
+        x[0] = v.x, x[1] = v.y;
     }
     static __device__ __forceinline__ void st(double* p, const double* x) {
         *reinterpret_cast<double2*>(p) = make_double2(x[0], x[1]);

@@ -26,17 +26,10 @@ __device__ __forceinline__ unsigned bl_cluster_rank() {
     return r;
 }
 // All threads of the cluster; orders shared-memory writes before it against reads of
-// other blocks' shared memory after it. Split in two, work between arrive and wait
-// overlaps the barrier's latency (~180 ns on the H200).
-__device__ __forceinline__ void bl_cluster_arrive() {
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void bl_cluster_wait() {
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
+// other blocks' shared memory after it (~180 ns on the H200).
 __device__ __forceinline__ void bl_cluster_sync() {
-    bl_cluster_arrive();
-    bl_cluster_wait();
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 // The shared-memory address of *p in block `rank` of the cluster.
 __device__ __forceinline__ unsigned bl_mapa(const void* p, unsigned rank) {
@@ -71,21 +64,8 @@ __device__ __forceinline__ void bl_push_all(T* arr, int slot, T x) {
     for (int c = 0; c < BL_QC_CS; ++c) bl_st_dsm(bl_mapa(arr + slot, c), x);
 }
 
-// 16-byte global loads and stores (float4 / double2) of a row's slice: a thread's row is
-// contiguous in row-major input, and scalar accesses there touch a sector a value.
-template <typename T> struct BlG16;
-template <> struct BlG16<float> {
-    static __device__ __forceinline__ void ld(const float* p, float* x) {
-        const float4 v = *reinterpret_cast<const float4*>(p);
-        x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
-    }
-};
-template <> struct BlG16<double> {
-    static __device__ __forceinline__ void ld(const double* p, double* x) {
-        const double2 v = *reinterpret_cast<const double2*>(p);
-        x[0] = v.x, x[1] = v.y;
-    }
-};
+// Whether p may take a 16-byte access (BlVec's global load and store): a thread's row is
+// contiguous in row-major data, and scalar accesses there touch a sector a value.
 __device__ __forceinline__ bool bl_al16(const void* p) { return ((unsigned long long)p & 15ull) == 0; }
 
 // Warp sum of 32 values a lane, transposed: lane l ends with the sum of value l.
@@ -160,7 +140,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
         if (row[q] < mr) {
             if (p.a_cs == 1 && n == NC && bl_al16(A)) {
 #pragma unroll
-                for (int j = 0; j < NC; j += VN) BlG16<T>::ld(A + j, &a[q][j]);
+                for (int j = 0; j < NC; j += VN) BlVec<T>::ldg(A + j, &a[q][j]);
             } else {
 #pragma unroll
                 for (int j = 0; j < NC; ++j) a[q][j] = j < n ? A[(bl_i64)j * p.a_cs] : T(0);
