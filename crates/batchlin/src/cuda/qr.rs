@@ -81,7 +81,8 @@ pub(crate) const REG_SHAPES: &[(usize, usize, usize)] = &[
 
 /// One instantiation of the tile kernel (kernels/qr.cu `bl_qr_tile`): capacity m x n
 /// (rows x columns, zero padded), threads rg x cg (rows over rg lanes, columns over cg
-/// lane groups), `minb` blocks an SM asked of ptxas (its register cap).
+/// lane groups), `minb` blocks an SM asked of ptxas (its register cap), steps a chunk
+/// (the unrolled unit) `fc` factoring and `qc` forming Q.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TileShape {
     pub m: usize,
@@ -89,16 +90,20 @@ pub(crate) struct TileShape {
     pub rg: usize,
     pub cg: usize,
     pub minb: usize,
+    pub fc: usize,
+    pub qc: usize,
 }
 
 impl TileShape {
     pub fn name(&self, tn: &str) -> String {
-        let TileShape { m, n, rg, cg, minb } = *self;
-        format!("qr_tile_{tn}_m{m}_n{n}_g{rg}x{cg}_b{minb}")
+        let s = self;
+        let (m, n, rg, cg, minb, fc, qc) = (s.m, s.n, s.rg, s.cg, s.minb, s.fc, s.qc);
+        format!("qr_tile_{tn}_m{m}_n{n}_g{rg}x{cg}_b{minb}_c{fc}x{qc}")
     }
     pub fn inst(&self, tn: &str, ct: &str) -> String {
-        let TileShape { m, n, rg, cg, minb } = *self;
-        format!("BL_QR_TILE({tn}, {ct}, {m}, {n}, {rg}, {cg}, {minb})")
+        let s = self;
+        let (m, n, rg, cg, minb, fc, qc) = (s.m, s.n, s.rg, s.cg, s.minb, s.fc, s.qc);
+        format!("BL_QR_TILE({tn}, {ct}, {m}, {n}, {rg}, {cg}, {minb}, {fc}, {qc})")
     }
     pub fn threads(&self) -> usize {
         self.rg * self.cg
@@ -114,21 +119,29 @@ impl TileShape {
 }
 
 /// The tile kernel's instantiations, smallest first; each the fastest of the thread
-/// grids and register caps measured for its capacity (gpu-lab `tiletime`, `tilenarrow`;
-/// cuda-qr.md "Session 5").
+/// grids, register caps and chunk lengths measured for its capacity (gpu-lab `s6grid`,
+/// `tiletime128`, `tilenarrow`; cuda-qr.md "Session 5" and "Session 7").
 pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
-    let s = |m, n, rg, cg, minb| TileShape { m, n, rg, cg, minb };
+    let s = |m, n, rg, cg, minb, fc, qc| TileShape {
+        m,
+        n,
+        rg,
+        cg,
+        minb,
+        fc,
+        qc,
+    };
     match t {
         DType::F32 => vec![
-            s(64, 64, 8, 16, 8),
-            s(128, 32, 8, 8, 8),
-            s(128, 64, 8, 16, 1),
-            s(128, 128, 8, 32, 2),
+            s(64, 64, 4, 16, 8, 8, 8),
+            s(128, 32, 8, 8, 8, 8, 8),
+            s(128, 64, 8, 16, 1, 8, 8),
+            s(128, 128, 8, 32, 2, 16, 16),
         ],
         _ => vec![
-            s(64, 64, 8, 16, 1),
-            s(128, 64, 16, 16, 1),
-            s(128, 128, 16, 32, 1),
+            s(64, 64, 8, 16, 1, 8, 8),
+            s(128, 64, 16, 16, 1, 16, 16),
+            s(128, 128, 16, 32, 1, 16, 16),
         ],
     }
 }

@@ -310,9 +310,28 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
 // v_k = [0; 1; scal * u] to shared memory (each row group's R rows contiguous, for vector
 // loads); one barrier; every thread forms w = v_k^T a for its columns right of k and
 // a -= tau v_k w^T. Every v_k stays in shared memory, so Q = H_0 ... H_{K-1} [I; 0] is
-// then formed backwards in the same registers with no barrier. Steps run in chunks of
-// S = min(RG, CG): within a chunk the registers a step touches (rows from k - k % RG,
-// columns from k - k % CG) are the same, so only the chunks are unrolled.
+// then formed backwards in the same registers with no barrier. Steps run in chunks, FC
+// steps a chunk while factoring and QC while forming Q: within a chunk the registers a
+// step touches (rows from the chunk's first row group on, columns from its first column
+// group on) are the same, so only the chunks are unrolled; rows a chunk's first registers
+// hold above k meet zeros of v_k. FC is a multiple of min(RG, CG) dividing CG; beyond
+// RG, row k's register is picked at run time by selects. The unrolled chunks are the
+// kernel's instruction footprint: longer chunks cost masked multiply-adds but fewer
+// instruction-fetch stalls (cuda-qr.md "Session 7": with 4 x 16 threads at 64 x 64, FC 4
+// -> 8 took 4096x64x64 from 0.374 to 0.245 ms).
+
+// c ? a : b on registers. Opaque to the compiler, which otherwise turns a select of two
+// array elements into a load from a computed address (the array then goes to local memory).
+__device__ __forceinline__ float bl_sel(bool c, float a, float b) {
+    float r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.f32 %0, %1, %2, p; }" : "=f"(r) : "f"(a), "f"(b), "r"((unsigned)c));
+    return r;
+}
+__device__ __forceinline__ double bl_sel(bool c, double a, double b) {
+    double r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.f64 %0, %1, %2, p; }" : "=d"(r) : "d"(a), "d"(b), "r"((unsigned)c));
+    return r;
+}
 
 template <int M, int N, int RG, int CG>
 struct BlTileShape {
@@ -326,13 +345,13 @@ struct BlTileShape {
     static const int ELEMS = KMAX * VS + 2 * KMAX + 32;
 };
 
-template <typename T, int M, int N, int RG, int CG>
+template <typename T, int M, int N, int RG, int CG, int FC, int QC>
 __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     typedef BlTileShape<M, N, RG, CG> S;
-    constexpr int R = S::R, C = S::C, CPW = S::CPW, P = S::P, VS = S::VS, KMAX = S::KMAX, SC = S::S;
+    constexpr int R = S::R, C = S::C, CPW = S::CPW, P = S::P, VS = S::VS, KMAX = S::KMAX;
     constexpr int VN = BlVec<T>::N;
     static_assert(M % RG == 0 && N % CG == 0 && 32 % RG == 0 && S::NT % 32 == 0 && R % VN == 0 &&
-                      P % VN == 0 && KMAX % SC == 0,
+                      P % VN == 0 && FC % S::S == 0 && CG % FC == 0 && KMAX % FC == 0 && KMAX % QC == 0,
                   "tile kernel shape");
     extern __shared__ __align__(16) unsigned char bl_smem[];
     T* sv = (T*)bl_smem;  // v_k at sv + k * VS; row rg + RG * i at rg * P + i
@@ -438,20 +457,25 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
             for (int i = I0; i < R; ++i) a[i][c] -= tw[c] * v[i];
     };
 
-    // Reflector k from column k, held in registers [I1][C1] (I1 = k / RG, C1 = k / CG) by
-    // the lanes with cg == k % CG; run by their warp only. Rows of register I1 + 1 on lie
-    // below k whatever the lane; register I1 straddles it. Below the diagonal the column
-    // keeps stale values: no later step reads them (apply masks columns left of k).
+    // Reflector k from column k, held in registers [I][C1] (C1 = k / CG, I = k / RG, one of
+    // the chunk's row registers I1 .. I1 + NI - 1) by the lanes with cg == k % CG; run by
+    // their warp only. Rows of register I1 + NI on lie below k whatever the lane. Below the
+    // diagonal the column keeps stale values: no later step reads them (apply masks columns
+    // left of k).
+    constexpr int NI = FC / RG > 1 ? FC / RG : 1;
     auto build = [&](const int k, const int I1, const int C1) {
         T ss = T(0);
 #pragma unroll
         for (int i = I1; i < R; ++i) {
-            const T x = (i > I1 || rg + RG * i > k) ? a[i][C1] : T(0);
+            const T x = (i >= I1 + NI || rg + RG * i > k) ? a[i][C1] : T(0);
             ss += x * x;
         }
 #pragma unroll
         for (int o = CPW; o < 32; o <<= 1) ss += bl_shfl_xor(ss, o);
-        const T alpha = __shfl_sync(0xffffffffu, a[I1][C1], (k % CG) % CPW + CPW * (k % RG));
+        T ak = a[I1][C1];
+#pragma unroll
+        for (int i = I1 + 1; i < I1 + NI && i < R; ++i) ak = bl_sel(k / RG == i, a[i][C1], ak);
+        const T alpha = __shfl_sync(0xffffffffu, ak, (k % CG) % CPW + CPW * (k % RG));
         T beta, tau, scal;
         bl_householder_nb(alpha, ss, beta, tau, scal);
         if (cg == k % CG) {
@@ -459,9 +483,10 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
 #pragma unroll
             for (int i = 0; i < R; ++i) {
                 const int r = rg + RG * i;
-                v[i] = i < I1 ? T(0) : i > I1 ? scal * a[i][C1] : (r < k ? T(0) : (r == k ? T(1) : scal * a[i][C1]));
+                v[i] = i < I1 ? T(0) : i >= I1 + NI ? scal * a[i][C1] : (r < k ? T(0) : (r == k ? T(1) : scal * a[i][C1]));
             }
-            if (rg == k % RG) a[I1][C1] = beta;
+#pragma unroll
+            for (int i = I1; i < I1 + NI && i < R; ++i) a[i][C1] = bl_sel(rg + RG * i == k, beta, a[i][C1]);
             T* vk = sv + k * VS + rg * P;
 #pragma unroll
             for (int i = 0; i < R; i += VN) BlVec<T>::st(vk + i, &v[i]);
@@ -479,7 +504,7 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     if (K > 0 && owner(0)) build(0, 0, 0);
     __syncthreads();
 #pragma unroll
-    for (int k0 = 0; k0 < KMAX; k0 += SC) {
+    for (int k0 = 0; k0 < KMAX; k0 += FC) {
         if (k0 >= K) break;
         const int I0 = k0 / RG, C0 = k0 / CG;  // registers of row k and column k
         // Step k, then reflector k + 1 from registers [I1][C1].
@@ -489,9 +514,9 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
             __syncthreads();
         };
 #pragma unroll 1
-        for (int k = k0; k < k0 + SC - 1 && k < K; ++k) step(k, I0, C0, k + 1 < K);
-        const int k = k0 + SC - 1;  // the chunk's last step builds in the next chunk's registers
-        if (k < K) step(k, (k0 + SC) / RG, (k0 + SC) / CG, k0 + SC < KMAX && k + 1 < K);
+        for (int k = k0; k < k0 + FC - 1 && k < K; ++k) step(k, I0, C0, k + 1 < K);
+        const int k = k0 + FC - 1;  // the chunk's last step builds in the next chunk's registers
+        if (k < K) step(k, (k0 + FC) / RG, (k0 + FC) / CG, k0 + FC < KMAX && k + 1 < K);
     }
 
     // R (rrows x n): upper trapezoid, row r times sign(beta_r), unscaled.
@@ -528,10 +553,10 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
 #pragma unroll
         for (int c = 0; c < C; ++c) a[i][c] = (rg + RG * i == cg + CG * c) ? T(1) : T(0);
 #pragma unroll
-    for (int k0 = KMAX - SC; k0 >= 0; k0 -= SC) {
+    for (int k0 = KMAX - QC; k0 >= 0; k0 -= QC) {
         if (k0 < K) {
             const int I0 = k0 / RG, C0 = k0 / CG;
-            const int kend = min(k0 + SC, K);
+            const int kend = min(k0 + QC, K);
 #pragma unroll 1
             for (int k = kend - 1; k >= k0; --k) apply(k, I0, C0, false);
         }
@@ -763,19 +788,6 @@ template <int NB>
 struct BlLog2 {
     static const int v = NB == 32 ? 5 : NB == 16 ? 4 : NB == 8 ? 3 : NB == 4 ? 2 : NB == 2 ? 1 : 0;
 };
-
-// c ? a : b on registers. Opaque to the compiler, which otherwise turns a select of two
-// array elements into a load from a computed address (the array then goes to local memory).
-__device__ __forceinline__ float bl_sel(bool c, float a, float b) {
-    float r;
-    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.f32 %0, %1, %2, p; }" : "=f"(r) : "f"(a), "f"(b), "r"((unsigned)c));
-    return r;
-}
-__device__ __forceinline__ double bl_sel(bool c, double a, double b) {
-    double r;
-    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.f64 %0, %1, %2, p; }" : "=d"(r) : "d"(a), "d"(b), "r"((unsigned)c));
-    return r;
-}
 
 // One halving stage of bl_reduce_scatter: lanes with `BIT` set keep y[HALF..2 HALF), the
 // others y[0..HALF), each adding its partner's copy; then the next stage.
@@ -1151,11 +1163,12 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
         qr_warp_##TN##_m##M##_w##W##_s##RS(QrArgs p) {                                     \
         bl_qr_warp<T, M, W, RS>(p);                                                         \
     }
-// Tile kernel: M x N capacity over RG x CG threads (MINB blocks an SM asked of ptxas).
-#define BL_QR_TILE(TN, T, M, N, RG, CG, MINB)                                              \
+// Tile kernel: M x N capacity over RG x CG threads (MINB blocks an SM asked of ptxas),
+// chunks of FC steps factoring and QC forming Q.
+#define BL_QR_TILE(TN, T, M, N, RG, CG, MINB, FC, QC)                                      \
     extern "C" __global__ void __launch_bounds__(RG * CG, MINB)                             \
-        qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB(QrArgs p) {                     \
-        bl_qr_tile<T, M, N, RG, CG>(p);                                                     \
+        qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB##_c##FC##x##QC(QrArgs p) {      \
+        bl_qr_tile<T, M, N, RG, CG, FC, QC>(p);                                             \
     }
 #define BL_QR_SMEM(TN, T)                                                                   \
     extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T>(p); }
