@@ -133,23 +133,26 @@ static RegEntry REG[] = {RE_ALL(f32, 0) RE(f32, 0, warp, 64, 16, 1) RE(f32, 0, w
 static int g_exp = 0;
 
 // Tile kernel variants (kernels/qr.cu bl_qr_tile): capacity M x N over RG x CG threads,
-// MINB blocks an SM asked of ptxas, chunks of FC steps factoring and QC forming Q (the
-// last two entries: the library's f32 64 x 64 and 128 x 128 since session 7).
+// MINB blocks an SM asked of ptxas, chunks of FC steps factoring and QC forming Q, A and Q
+// staged in shared memory if ST (entries 26-31: the library's changed instantiations of
+// session 7).
 #define TILE_LIST(X) \
-    X(f32, float, 0, 64, 64, 8, 16, 1, 8, 8) X(f32, float, 0, 64, 64, 8, 16, 6, 8, 8) X(f32, float, 0, 64, 64, 8, 16, 8, 8, 8) \
-    X(f32, float, 0, 64, 64, 4, 32, 1, 4, 4) X(f32, float, 0, 64, 64, 4, 32, 6, 4, 4) X(f32, float, 0, 64, 64, 8, 8, 1, 8, 8) \
-    X(f32, float, 0, 64, 64, 8, 8, 10, 8, 8) X(f32, float, 0, 64, 64, 4, 16, 1, 4, 4) X(f32, float, 0, 64, 64, 4, 16, 8, 4, 4) \
-    X(f32, float, 0, 128, 128, 8, 32, 1, 8, 8) X(f32, float, 0, 128, 128, 4, 64, 1, 4, 4) X(f32, float, 0, 128, 128, 8, 32, 2, 8, 8) \
-    X(f64, double, 1, 64, 64, 8, 16, 1, 8, 8) X(f64, double, 1, 64, 64, 4, 32, 1, 4, 4) X(f64, double, 1, 128, 128, 8, 32, 1, 8, 8) \
-    X(f64, double, 1, 128, 128, 16, 32, 1, 16, 16) X(f32, float, 0, 128, 64, 8, 16, 1, 8, 8) X(f32, float, 0, 128, 64, 8, 16, 4, 8, 8) \
-    X(f32, float, 0, 128, 32, 8, 8, 1, 8, 8) X(f32, float, 0, 128, 32, 8, 8, 8, 8, 8) X(f64, double, 1, 128, 64, 16, 16, 1, 16, 16) \
-    X(f32, float, 0, 128, 128, 16, 32, 2, 16, 16) X(f32, float, 0, 128, 128, 8, 64, 2, 8, 8) X(f32, float, 0, 128, 128, 16, 16, 2, 16, 16) \
-    X(f32, float, 0, 64, 64, 4, 16, 10, 4, 4) X(f32, float, 0, 64, 64, 4, 16, 12, 4, 4) \
-    X(f32, float, 0, 64, 64, 4, 16, 8, 8, 8) X(f32, float, 0, 128, 128, 8, 32, 2, 16, 16)
-#define TILE_INST(TN, T, F, M, N, RG, CG, MINB, FC, QC) BL_QR_TILE(TN, T, M, N, RG, CG, MINB, FC, QC)
+    X(f32, float, 0, 64, 64, 8, 16, 1, 8, 8, 0) X(f32, float, 0, 64, 64, 8, 16, 6, 8, 8, 0) X(f32, float, 0, 64, 64, 8, 16, 8, 8, 8, 0) \
+    X(f32, float, 0, 64, 64, 4, 32, 1, 4, 4, 0) X(f32, float, 0, 64, 64, 4, 32, 6, 4, 4, 0) X(f32, float, 0, 64, 64, 8, 8, 1, 8, 8, 0) \
+    X(f32, float, 0, 64, 64, 8, 8, 10, 8, 8, 0) X(f32, float, 0, 64, 64, 4, 16, 1, 4, 4, 0) X(f32, float, 0, 64, 64, 4, 16, 8, 4, 4, 0) \
+    X(f32, float, 0, 128, 128, 8, 32, 1, 8, 8, 0) X(f32, float, 0, 128, 128, 4, 64, 1, 4, 4, 0) X(f32, float, 0, 128, 128, 8, 32, 2, 8, 8, 0) \
+    X(f64, double, 1, 64, 64, 8, 16, 1, 8, 8, 0) X(f64, double, 1, 64, 64, 4, 32, 1, 4, 4, 0) X(f64, double, 1, 128, 128, 8, 32, 1, 8, 8, 0) \
+    X(f64, double, 1, 128, 128, 16, 32, 1, 16, 16, 0) X(f32, float, 0, 128, 64, 8, 16, 1, 8, 8, 0) X(f32, float, 0, 128, 64, 8, 16, 4, 8, 8, 0) \
+    X(f32, float, 0, 128, 32, 8, 8, 1, 8, 8, 0) X(f32, float, 0, 128, 32, 8, 8, 8, 8, 8, 0) X(f64, double, 1, 128, 64, 16, 16, 1, 16, 16, 0) \
+    X(f32, float, 0, 128, 128, 16, 32, 2, 16, 16, 0) X(f32, float, 0, 128, 128, 8, 64, 2, 8, 8, 0) X(f32, float, 0, 128, 128, 16, 16, 2, 16, 16, 0) \
+    X(f32, float, 0, 64, 64, 4, 16, 10, 4, 4, 0) X(f32, float, 0, 64, 64, 4, 16, 12, 4, 4, 0) \
+    X(f32, float, 0, 64, 64, 4, 16, 8, 8, 8, 0) X(f32, float, 0, 128, 128, 8, 32, 2, 16, 16, 0) \
+    X(f64, double, 1, 64, 64, 8, 16, 1, 8, 8, 1) X(f32, float, 0, 128, 64, 8, 16, 1, 8, 8, 1) \
+    X(f64, double, 1, 128, 64, 16, 16, 1, 16, 16, 1) X(f64, double, 1, 128, 128, 16, 32, 1, 16, 16, 1)
+#define TILE_INST(TN, T, F, M, N, RG, CG, MINB, FC, QC, ST) BL_QR_TILE(TN, T, M, N, RG, CG, MINB, FC, QC, ST)
 TILE_LIST(TILE_INST)
 struct TileEntry { int f64, M, N, RG, CG; QrFn fn; int elems; const char* name; };
-#define TE(TN, T, F, M, N, RG, CG, MINB, FC, QC) {F, M, N, RG, CG, qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB##_c##FC##x##QC, BlTileShape<M, N, RG, CG>::ELEMS, #TN "_m" #M "_g" #RG "x" #CG "_b" #MINB "_c" #FC "x" #QC},
+#define TE(TN, T, F, M, N, RG, CG, MINB, FC, QC, ST) {F, M, N, RG, CG, qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB##_c##FC##x##QC##_s##ST, BlTileShape<M, N, RG, CG>::ELEMS, #TN "_m" #M "_g" #RG "x" #CG "_b" #MINB "_c" #FC "x" #QC "_s" #ST},
 static TileEntry TILES[] = {TILE_LIST(TE)};
 static int g_tile = -1;  // index into TILES; -1: the first that fits
 static Kind g_tall_leaf = TILE;  // TSQR's leaf kernel (the library's: tile since session 5)
@@ -827,7 +830,8 @@ int main(int argc, char** argv) {
         const S shapes[] = {{2, 0, 4096, 64, 64, true}, {26, 0, 4096, 64, 64, true}, {2, 0, 4096, 64, 64, false},
                             {26, 0, 4096, 64, 64, false}, {11, 0, 1024, 128, 128, true}, {27, 0, 1024, 128, 128, true},
                             {11, 0, 256, 128, 128, true}, {27, 0, 256, 128, 128, true}, {11, 0, 64, 128, 128, true},
-                            {27, 0, 64, 128, 128, true}, {12, 1, 4096, 64, 64, true}, {15, 1, 1024, 128, 128, true}};
+                            {27, 0, 64, 128, 128, true}, {12, 1, 4096, 64, 64, true}, {28, 1, 4096, 64, 64, true},
+                            {15, 1, 1024, 128, 128, true}, {31, 1, 1024, 128, 128, true}};
         for (auto s : shapes) {
             g_tile = s.tile;
             printf("[%s] ", TILES[s.tile].name);

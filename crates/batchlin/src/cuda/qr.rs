@@ -82,7 +82,8 @@ pub(crate) const REG_SHAPES: &[(usize, usize, usize)] = &[
 /// One instantiation of the tile kernel (kernels/qr.cu `bl_qr_tile`): capacity m x n
 /// (rows x columns, zero padded), threads rg x cg (rows over rg lanes, columns over cg
 /// lane groups), `minb` blocks an SM asked of ptxas (its register cap), steps a chunk
-/// (the unrolled unit) `fc` factoring and `qc` forming Q.
+/// (the unrolled unit) `fc` factoring and `qc` forming Q, `stage` (0 or 1): A and Q
+/// through a staging copy in shared memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TileShape {
     pub m: usize,
@@ -92,18 +93,25 @@ pub(crate) struct TileShape {
     pub minb: usize,
     pub fc: usize,
     pub qc: usize,
+    pub stage: usize,
 }
 
 impl TileShape {
     pub fn name(&self, tn: &str) -> String {
         let s = self;
         let (m, n, rg, cg, minb, fc, qc) = (s.m, s.n, s.rg, s.cg, s.minb, s.fc, s.qc);
-        format!("qr_tile_{tn}_m{m}_n{n}_g{rg}x{cg}_b{minb}_c{fc}x{qc}")
+        format!(
+            "qr_tile_{tn}_m{m}_n{n}_g{rg}x{cg}_b{minb}_c{fc}x{qc}_s{}",
+            s.stage
+        )
     }
     pub fn inst(&self, tn: &str, ct: &str) -> String {
         let s = self;
         let (m, n, rg, cg, minb, fc, qc) = (s.m, s.n, s.rg, s.cg, s.minb, s.fc, s.qc);
-        format!("BL_QR_TILE({tn}, {ct}, {m}, {n}, {rg}, {cg}, {minb}, {fc}, {qc})")
+        format!(
+            "BL_QR_TILE({tn}, {ct}, {m}, {n}, {rg}, {cg}, {minb}, {fc}, {qc}, {})",
+            s.stage
+        )
     }
     pub fn threads(&self) -> usize {
         self.rg * self.cg
@@ -122,7 +130,21 @@ impl TileShape {
 /// grids, register caps and chunk lengths measured for its capacity (gpu-lab `s6grid`,
 /// `tiletime128`, `tilenarrow`; cuda-qr.md "Session 5" and "Session 7").
 pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
-    let s = |m, n, rg, cg, minb, fc, qc| TileShape {
+    // [m, n, rg, cg, minb, fc, qc, stage]
+    let list: &[[usize; 8]] = match t {
+        DType::F32 => &[
+            [64, 64, 4, 16, 8, 8, 8, 0],
+            [128, 32, 8, 8, 8, 8, 8, 0],
+            [128, 64, 8, 16, 1, 8, 8, 1],
+            [128, 128, 8, 32, 2, 16, 16, 0],
+        ],
+        _ => &[
+            [64, 64, 8, 16, 1, 8, 8, 1],
+            [128, 64, 16, 16, 1, 16, 16, 1],
+            [128, 128, 16, 32, 1, 16, 16, 1],
+        ],
+    };
+    let shape = |&[m, n, rg, cg, minb, fc, qc, stage]: &[usize; 8]| TileShape {
         m,
         n,
         rg,
@@ -130,20 +152,9 @@ pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
         minb,
         fc,
         qc,
+        stage,
     };
-    match t {
-        DType::F32 => vec![
-            s(64, 64, 4, 16, 8, 8, 8),
-            s(128, 32, 8, 8, 8, 8, 8),
-            s(128, 64, 8, 16, 1, 8, 8),
-            s(128, 128, 8, 32, 2, 16, 16),
-        ],
-        _ => vec![
-            s(64, 64, 8, 16, 1, 8, 8),
-            s(128, 64, 16, 16, 1, 16, 16),
-            s(128, 128, 16, 32, 1, 16, 16),
-        ],
-    }
+    list.iter().map(shape).collect()
 }
 
 /// The smallest tile instantiation taking m rows and `ncols` columns.

@@ -345,7 +345,7 @@ struct BlTileShape {
     static const int ELEMS = KMAX * VS + 2 * KMAX + 32;
 };
 
-template <typename T, int M, int N, int RG, int CG, int FC, int QC>
+template <typename T, int M, int N, int RG, int CG, int FC, int QC, bool ST>
 __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     typedef BlTileShape<M, N, RG, CG> S;
     constexpr int R = S::R, C = S::C, CPW = S::CPW, P = S::P, VS = S::VS, KMAX = S::KMAX;
@@ -369,7 +369,37 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     const int K = min(p.m, n);
 
     T a[R][C];
-    {
+    // With ST, A and Q pass through a staging copy in the v's shared memory (row pitch SP
+    // puts a warp's lanes in distinct banks): a short loop moves them to and from global
+    // memory, against an unrolled access per register (a third of the kernel's code).
+    // Faster for f64 and f32 128 x 64 (4096x128x64 0.655 -> 0.534 ms, f64 64x64 0.632 ->
+    // 0.533), slower with 64 threads a block (f32 64x64 0.244 -> 0.260): cuda-qr.md
+    // "Session 7".
+    constexpr int SP = N + CPW;
+    static_assert(!ST || M * SP <= KMAX * VS, "tile staging fits the v's");
+    T* const stage = sv;
+    // Element idx of the staged M x N block walks rows fastest where column-major
+    // (rfast), else columns: consecutive threads touch consecutive addresses.
+    auto stage_rc = [&](const int idx, const bool rfast, int& r, int& col) {
+        r = rfast ? idx % M : idx / N;
+        col = rfast ? idx / M : idx % N;
+    };
+    if constexpr (ST) {
+        const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
+        const bool rfast = p.a_rs == 1 && p.a_cs != 1;
+#pragma unroll 16
+        for (int idx = tid; idx < M * N; idx += S::NT) {
+            int r, col;
+            stage_rc(idx, rfast, r, col);
+            stage[r * SP + col] = (r < mr && col < n) ? A[(bl_i64)r * p.a_rs + (bl_i64)col * p.a_cs] : T(0);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int c = 0; c < C; ++c) a[i][c] = stage[(rg + RG * i) * SP + cg + CG * c];
+        // the next barrier (the block's maximum) precedes every write to the v's
+    } else {
         const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
 #pragma unroll
         for (int i = 0; i < R; ++i) {
@@ -561,7 +591,26 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
             for (int k = kend - 1; k >= k0; --k) apply(k, I0, C0, false);
         }
     }
-    {
+    if constexpr (ST) {
+        __syncthreads();  // every thread is done with the v's
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int c = 0; c < C; ++c) stage[(rg + RG * i) * SP + cg + CG * c] = a[i][c];
+        __syncthreads();
+        T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
+        const bool rfast = p.q_rs == 1 && p.q_cs != 1;
+#pragma unroll 4
+        for (int idx = tid; idx < M * N; idx += S::NT) {
+            int r, col;
+            stage_rc(idx, rfast, r, col);
+            if (r < mr && col < p.qcols) {
+                const T x = stage[r * SP + col];
+                const bool neg = col < K && s_beta[col] < T(0);
+                Q[(bl_i64)r * p.q_rs + (bl_i64)col * p.q_cs] = bad ? BlT<T>::nan() : (neg ? -x : x);
+            }
+        }
+    } else {
         T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
 #pragma unroll
         for (int c = 0; c < C; ++c) {
@@ -1164,11 +1213,11 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
         bl_qr_warp<T, M, W, RS>(p);                                                         \
     }
 // Tile kernel: M x N capacity over RG x CG threads (MINB blocks an SM asked of ptxas),
-// chunks of FC steps factoring and QC forming Q.
-#define BL_QR_TILE(TN, T, M, N, RG, CG, MINB, FC, QC)                                      \
+// chunks of FC steps factoring and QC forming Q, A and Q staged in shared memory if ST.
+#define BL_QR_TILE(TN, T, M, N, RG, CG, MINB, FC, QC, ST)                                  \
     extern "C" __global__ void __launch_bounds__(RG * CG, MINB)                             \
-        qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB##_c##FC##x##QC(QrArgs p) {      \
-        bl_qr_tile<T, M, N, RG, CG, FC, QC>(p);                                             \
+        qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB##_c##FC##x##QC##_s##ST(QrArgs p) { \
+        bl_qr_tile<T, M, N, RG, CG, FC, QC, ST>(p);                                         \
     }
 #define BL_QR_SMEM(TN, T)                                                                   \
     extern "C" __global__ void __launch_bounds__(1024) qr_smem_##TN(QrArgs p) { bl_qr_mem<T>(p); }
