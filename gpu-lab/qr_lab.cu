@@ -629,6 +629,15 @@ static void checks(bool small, bool tall) {
     check<T>(TALL, 3, 1000, 64, false, false, ROWMAJOR, NONE, sd++);
 }
 
+// Times tile variant t (an index into TILES) at one shape, its name first: 21 calls in
+// f32, 15 in f64.
+static void time_tile(int t, int b, int m, int n, bool q) {
+    g_tile = t;
+    printf("[%s] ", TILES[t].name);
+    if (TILES[t].f64) timeit<double>(TILE, b, m, n, q, 15); else timeit<float>(TILE, b, m, n, q, 21);
+    g_tile = -1;
+}
+
 int main(int argc, char** argv) {
     std::string what = argc > 1 ? argv[1] : "all";
     setvbuf(stdout, nullptr, _IONBF, 0);
@@ -790,16 +799,11 @@ int main(int argc, char** argv) {
     }
     if (has("tileprof")) { g_tile = 2; timeit<float>(TILE, 4096, 64, 64, true, 1); g_tile = 11; timeit<float>(TILE, 1024, 128, 128, true, 1); g_tile = -1; }
     if (has("s6run")) {  // session 6: the shapes of record's tile and cluster kernels, one line each
-        struct S { int tile, f64, b, m, n; bool q; };
-        const S shapes[] = {{2, 0, 4096, 64, 64, true}, {2, 0, 4096, 64, 64, false}, {2, 0, 1024, 64, 64, true},
-                            {2, 0, 4096, 48, 48, true}, {11, 0, 1024, 128, 128, true}, {11, 0, 256, 128, 128, true},
-                            {12, 1, 4096, 64, 64, true}, {15, 1, 1024, 128, 128, true}};
-        for (auto s : shapes) {
-            g_tile = s.tile;
-            printf("[%s] ", TILES[s.tile].name);
-            if (s.f64) timeit<double>(TILE, s.b, s.m, s.n, s.q, 15); else timeit<float>(TILE, s.b, s.m, s.n, s.q, 21);
-        }
-        g_tile = -1;
+        struct S { int tile, b, m, n; bool q; };
+        const S shapes[] = {{2, 4096, 64, 64, true}, {2, 4096, 64, 64, false}, {2, 1024, 64, 64, true},
+                            {2, 4096, 48, 48, true}, {11, 1024, 128, 128, true}, {11, 256, 128, 128, true},
+                            {12, 4096, 64, 64, true}, {15, 1024, 128, 128, true}};
+        for (auto s : shapes) time_tile(s.tile, s.b, s.m, s.n, s.q);
         for (int m : {1024, 2048}) {
             timeit<float>(CLUSTER, 16, m, 64, true, 21);
             timeit<float>(CLUSTER, 16, m, 64, false, 21);
@@ -810,12 +814,7 @@ int main(int argc, char** argv) {
         struct S { int b, m, n; bool q; };
         const S shapes[] = {{4096, 64, 64, true}, {4096, 64, 64, false}, {1024, 64, 64, true}, {4096, 48, 48, true}};
         for (auto s : shapes)
-            for (int t : {2, 7, 8, 24, 25, 3, 4}) {
-                g_tile = t;
-                printf("[%s] ", TILES[t].name);
-                timeit<float>(TILE, s.b, s.m, s.n, s.q, 21);
-            }
-        g_tile = -1;
+            for (int t : {2, 7, 8, 24, 25, 3, 4}) time_tile(t, s.b, s.m, s.n, s.q);
     }
     if (has("s6prof")) {  // for ncu: the 4 x 16 and 8 x 16 grids at 4096x64x64, Q and R alone
         for (int t : {8, 2}) {
@@ -826,25 +825,16 @@ int main(int argc, char** argv) {
         g_tile = -1;
     }
     if (has("s7run")) {  // session 7: the library's tile entries against session 6's, by batch
-        struct S { int tile, f64, b, m, n; bool q; };
-        const S shapes[] = {{2, 0, 4096, 64, 64, true}, {26, 0, 4096, 64, 64, true}, {2, 0, 4096, 64, 64, false},
-                            {26, 0, 4096, 64, 64, false}, {11, 0, 1024, 128, 128, true}, {27, 0, 1024, 128, 128, true},
-                            {11, 0, 256, 128, 128, true}, {27, 0, 256, 128, 128, true}, {11, 0, 64, 128, 128, true},
-                            {27, 0, 64, 128, 128, true}, {12, 1, 4096, 64, 64, true}, {28, 1, 4096, 64, 64, true},
-                            {15, 1, 1024, 128, 128, true}, {31, 1, 1024, 128, 128, true}};
-        for (auto s : shapes) {
-            g_tile = s.tile;
-            printf("[%s] ", TILES[s.tile].name);
-            if (s.f64) timeit<double>(TILE, s.b, s.m, s.n, s.q, 15); else timeit<float>(TILE, s.b, s.m, s.n, s.q, 21);
-        }
+        struct S { int tile, b, m, n; bool q; };
+        const S shapes[] = {{2, 4096, 64, 64, true}, {26, 4096, 64, 64, true}, {2, 4096, 64, 64, false},
+                            {26, 4096, 64, 64, false}, {11, 1024, 128, 128, true}, {27, 1024, 128, 128, true},
+                            {11, 256, 128, 128, true}, {27, 256, 128, 128, true}, {11, 64, 128, 128, true},
+                            {27, 64, 128, 128, true}, {12, 4096, 64, 64, true}, {28, 4096, 64, 64, true},
+                            {15, 1024, 128, 128, true}, {31, 1024, 128, 128, true}};
+        for (auto s : shapes) time_tile(s.tile, s.b, s.m, s.n, s.q);
         for (int b : {4, 64, 264, 528, 1024, 2048})
             for (int m : {64, 48, 33})
-                for (int t : {2, 26}) {
-                    g_tile = t;
-                    printf("[%s] ", TILES[t].name);
-                    timeit<float>(TILE, b, m, m, true, 21);
-                }
-        g_tile = -1;
+                for (int t : {2, 26}) time_tile(t, b, m, m, true);
     }
     if (has("s6route")) {  // session 6: the cluster kernel against TSQR and smem beyond 2 x SMs matrices
         struct S { int b, m, n; };

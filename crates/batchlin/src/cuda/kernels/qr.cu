@@ -384,8 +384,8 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
         r = rfast ? idx % M : idx / N;
         col = rfast ? idx / M : idx % N;
     };
+    const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
     if constexpr (ST) {
-        const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
         const bool rfast = p.a_rs == 1 && p.a_cs != 1;
 #pragma unroll 16
         for (int idx = tid; idx < M * N; idx += S::NT) {
@@ -400,7 +400,6 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
             for (int c = 0; c < C; ++c) a[i][c] = stage[(rg + RG * i) * SP + cg + CG * c];
         // the next barrier (the block's maximum) precedes every write to the v's
     } else {
-        const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
 #pragma unroll
         for (int i = 0; i < R; ++i) {
             const int r = rg + RG * i;
@@ -591,6 +590,7 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
             for (int k = kend - 1; k >= k0; --k) apply(k, I0, C0, false);
         }
     }
+    T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
     if constexpr (ST) {
         __syncthreads();  // every thread is done with the v's
 #pragma unroll
@@ -598,7 +598,6 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
 #pragma unroll
             for (int c = 0; c < C; ++c) stage[(rg + RG * i) * SP + cg + CG * c] = a[i][c];
         __syncthreads();
-        T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
         const bool rfast = p.q_rs == 1 && p.q_cs != 1;
 #pragma unroll 4
         for (int idx = tid; idx < M * N; idx += S::NT) {
@@ -611,7 +610,6 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
             }
         }
     } else {
-        T* Q = (T*)p.q + outer * p.q_bs + (bl_i64)in * p.q_is;
 #pragma unroll
         for (int c = 0; c < C; ++c) {
             const int col = cg + CG * c;
