@@ -1,12 +1,12 @@
 //! The devices this process can run on, for `batchlin info` and users.
 
-use crate::cuda::CudaBackend;
+use crate::cuda;
 
 /// One device: the CPU, or a GPU the CUDA backend found.
 #[derive(Clone, Debug)]
 pub struct DeviceInfo {
-    /// "cpu" or "cuda".
-    pub kind: &'static str,
+    /// "cpu", or "cuda:N" for CUDA device N.
+    pub kind: String,
     pub name: String,
     /// Threads for the CPU; SMs and compute capability for a GPU.
     pub detail: String,
@@ -25,29 +25,37 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-/// Every device found: the CPU first, then the GPU.
+/// Every device found: the CPU first, then each GPU by ordinal (`kind` "cuda:N").
 pub fn devices() -> Vec<DeviceInfo> {
     let mut out = vec![DeviceInfo {
-        kind: "cpu",
+        kind: "cpu".into(),
         name: cpu_model(),
         detail: format!("{} threads", rayon::current_num_threads()),
     }];
-    if let Ok(be) = CudaBackend::get() {
-        let (major, minor) = be.compute_capability();
-        out.push(DeviceInfo {
-            kind: "cuda",
-            name: be.device_name(),
-            detail: format!(
-                "{} SMs, compute capability {major}.{minor}, driver API {}",
-                be.sm_count(),
-                be.driver_version()
-            ),
-        });
+    for ordinal in 0..cuda::device_count().unwrap_or(0) {
+        match cuda::device(ordinal) {
+            Ok(d) => {
+                let c = d.caps();
+                out.push(DeviceInfo {
+                    kind: format!("cuda:{ordinal}"),
+                    name: c.name.clone(),
+                    detail: format!(
+                        "{} SMs, compute capability {}.{}, driver API {}",
+                        c.sm_count, c.cc.0, c.cc.1, c.driver_version
+                    ),
+                });
+            }
+            Err(e) => out.push(DeviceInfo {
+                kind: format!("cuda:{ordinal}"),
+                name: "unusable".into(),
+                detail: e.message().to_string(),
+            }),
+        }
     }
     out
 }
 
-/// Why there is no GPU, or None when one is usable.
+/// Why there is no usable GPU, or None when device 0 is usable.
 pub fn gpu_absent_reason() -> Option<String> {
-    CudaBackend::get().err().map(|e| e.message().to_string())
+    cuda::device(0).err().map(|e| e.message().to_string())
 }

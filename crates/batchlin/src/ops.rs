@@ -1,158 +1,38 @@
-//! The front door: one entry point per operation. It checks shapes, element types and
-//! outputs, asks the router where to run, and hands the batch to that backend. The
-//! `*_into` forms write into outputs the caller provides (views of any strides); the
-//! others allocate row-major outputs and return them.
+//! The Rust front door: one function per operation, over host views. Each describes the
+//! call as a [`Request`] and passes it to the one entry ([`entry::run`]), as the C, Python
+//! and XLA front doors do. The `*_into` forms write into outputs the caller provides
+//! (views of any strides); the others allocate row-major outputs and return them.
 
-use crate::backend::{self, Backend, Op};
-use crate::cpu::{self, CpuAlgo, OutMat};
-use crate::error::{Error, Result};
+use crate::entry::{self, expect_square, InfoOut, Outputs, Request};
+use crate::error::Result;
 use crate::info::Info;
+use crate::place::Place;
+use crate::problem::{Operation, Options, QrMode, Uplo};
 use crate::scalar::Real;
-use crate::view::{BatchMut, BatchRef, Layout, Tensor};
-use std::str::FromStr;
+use crate::view::{BatchMut, BatchRef, Tensor};
 
-/// numpy.linalg.qr's modes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub enum QrMode {
-    /// Q `[..., M, K]`, R `[..., K, N]`, K = min(M, N).
-    #[default]
-    Reduced,
-    /// Q `[..., M, M]`, R `[..., M, N]`.
-    Complete,
-    /// R `[..., K, N]` alone; Q is never formed.
-    R,
+/// A host call through the entry; `info` None: the caller does not want the words.
+fn host<T: Real>(
+    operation: Operation,
+    a: &BatchRef<T>,
+    out: Outputs<'_, T>,
+    info: Option<&mut [Info]>,
+    opts: &Options,
+) -> Result<()> {
+    let req = Request {
+        operation,
+        a: a.clone(),
+        out,
+        info: info.map(InfoOut::Host),
+        place: Place::Host,
+    };
+    entry::run(req, opts)
 }
 
-impl FromStr for QrMode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<QrMode> {
-        match s {
-            "reduced" => Ok(QrMode::Reduced),
-            "complete" => Ok(QrMode::Complete),
-            "r" => Ok(QrMode::R),
-            _ => Err(Error::Argument(format!(
-                "unknown QR mode {s:?}: expected \"reduced\", \"complete\" or \"r\""
-            ))),
-        }
-    }
-}
-
-impl QrMode {
-    /// Columns of Q (0 for mode "r") and rows of R for an m x n input.
-    pub fn output_dims(self, m: usize, n: usize) -> (usize, usize) {
-        let k = m.min(n);
-        match self {
-            QrMode::Reduced => (k, k),
-            QrMode::Complete => (m, m),
-            QrMode::R => (0, k),
-        }
-    }
-}
-
-/// Which triangle of a symmetric input is read.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Uplo {
-    #[default]
-    Lower,
-    Upper,
-}
-
-impl FromStr for Uplo {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Uplo> {
-        match s {
-            "L" | "l" => Ok(Uplo::Lower),
-            "U" | "u" => Ok(Uplo::Upper),
-            _ => Err(Error::Argument(format!(
-                "UPLO must be \"L\" or \"U\", got {s:?}"
-            ))),
-        }
-    }
-}
-
-/// How a call runs.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Options {
-    /// `Backend::Auto` (the default) lets the router choose.
-    pub backend: Backend,
-}
-
-impl Options {
-    pub fn with_backend(backend: Backend) -> Options {
-        Options { backend }
-    }
-}
-
-/// The backend that will run a call: the one forced, or the router's choice.
-fn resolve(opts: &Options, op: Op, dtype: crate::DType, l: &Layout) -> Result<Backend> {
-    match opts.backend {
-        Backend::Auto => backend::backend_for(op, dtype, l.batch(), l.rows, l.cols),
-        b => Ok(b),
-    }
-}
-
-fn expect_shape(what: &str, got: &Layout, batch: &[usize], rows: usize, cols: usize) -> Result<()> {
-    if got.batch_shape != batch || got.rows != rows || got.cols != cols {
-        let mut want = batch.to_vec();
-        want.extend([rows, cols]);
-        return Err(Error::Output(format!(
-            "{what} must have shape {want:?}, got {:?}",
-            got.shape()
-        )));
-    }
-    Ok(())
-}
-
-fn expect_vectors(what: &str, got: &Layout, batch: &[usize], len: usize) -> Result<()> {
-    if got.batch_shape != batch || got.rows != 1 || got.cols != len {
-        let mut want = batch.to_vec();
-        want.push(len);
-        let mut have = got.batch_shape.clone();
-        have.push(got.cols);
-        return Err(Error::Output(format!(
-            "{what} must have shape {want:?}, got {have:?}"
-        )));
-    }
-    Ok(())
-}
-
-fn expect_info(info: &Option<&mut [Info]>, batch: usize) -> Result<()> {
-    match info {
-        Some(i) if i.len() != batch => Err(Error::Output(format!(
-            "info must have one entry per matrix ({batch}), got {}",
-            i.len()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-fn unavailable(b: Backend, op: Op) -> Error {
-    Error::Unavailable(format!(
-        "backend {b} does not run {op} yet (the CUDA backend does QR only so far)"
-    ))
-}
-
-/// The CPU algorithm backend `b` runs, or None when the batch is empty: nothing to
-/// compute, and no scratch to size for matrices that may be huge.
-fn cpu_algo(b: Backend, op: Op, l: &Layout) -> Result<Option<CpuAlgo>> {
-    let algo = CpuAlgo::of(b).ok_or_else(|| unavailable(b, op))?;
-    Ok((l.batch() > 0).then_some(algo))
-}
-
-fn out_mat<'a, T>(v: &'a mut BatchMut<'_, T>) -> OutMat<'a, T> {
-    let raw = v.raw();
-    OutMat {
-        raw,
-        layout: v.layout(),
-    }
-}
-
-/// Run `f` with the caller's info slice or a scratch one.
-fn with_info<R>(info: Option<&mut [Info]>, batch: usize, f: impl FnOnce(&mut [Info]) -> R) -> R {
-    match info {
-        Some(i) => f(i),
-        None => f(&mut vec![Info::OK; batch]),
-    }
+fn shape_of(batch: &[usize], tail: &[usize]) -> Vec<usize> {
+    let mut s = batch.to_vec();
+    s.extend_from_slice(tail);
+    s
 }
 
 // ---------------------------------------------------------------------------------------
@@ -170,144 +50,11 @@ pub fn qr_into<T: Real>(
     info: Option<&mut [Info]>,
     opts: &Options,
 ) -> Result<()> {
-    let l = a.layout();
-    let (m, n) = (l.rows, l.cols);
-    let (q_cols, r_rows) = mode.output_dims(m, n);
-    expect_shape("R", r.layout(), &l.batch_shape, r_rows, n)?;
-    match (&q, mode) {
-        (Some(_), QrMode::R) => {
-            return Err(Error::Output(
-                "mode \"r\" returns R alone: pass no Q".into(),
-            ))
-        }
-        (None, QrMode::Reduced | QrMode::Complete) => {
-            return Err(Error::Output(format!("mode {mode:?} needs a Q output")))
-        }
-        (Some(q), _) => expect_shape("Q", q.layout(), &l.batch_shape, m, q_cols)?,
-        (None, QrMode::R) => {}
-    }
-    expect_info(&info, l.batch())?;
-    let b = resolve(opts, Op::Qr, T::DTYPE, l)?;
-    if b == Backend::Cuda {
-        return qr_cuda_host(a, q_cols, r_rows, q, r, info);
-    }
-    let Some(algo) = cpu_algo(b, Op::Qr, l)? else {
-        return Ok(());
+    let out = Outputs::Qr {
+        q: q.map(|q| q.reborrow()),
+        r: r.reborrow(),
     };
-    let out = cpu::QrOut {
-        q: q.map(|q| out_mat(q)),
-        r: out_mat(r),
-    };
-    with_info(info, l.batch(), |info| {
-        cpu::qr_batch(algo, a, mode, out, info)
-    });
-    Ok(())
-}
-
-/// QR of host data on the GPU: staged through contiguous copies (the GPU path for data
-/// already on the device is `cuda::qr_device`, which reads any strides in place).
-fn qr_cuda_host<T: Real>(
-    a: &BatchRef<T>,
-    q_cols: usize,
-    r_rows: usize,
-    q: Option<&mut BatchMut<T>>,
-    r: &mut BatchMut<T>,
-    info: Option<&mut [Info]>,
-) -> Result<()> {
-    use crate::cuda::{qr_host, CudaBackend, HostMat, HostMatMut, QrKernel};
-    let l = a.layout();
-    let (batch, m, n) = (l.batch(), l.rows, l.cols);
-    CudaBackend::get()?;
-    if batch == 0 {
-        return Ok(());
-    }
-    // Views that fill their span exactly go to the GPU as they are, so that ranges
-    // registered with `cuda::registry` are copied to and from in place; others through
-    // contiguous copies.
-    let q_s = match &q {
-        None => Some(None),
-        Some(q) => q.layout().dense_strides().map(Some),
-    };
-    if let (Some(a_s), Some(q_s), Some(r_s)) = (l.dense_strides(), q_s, r.layout().dense_strides())
-    {
-        // SAFETY: each view's elements fill [ptr, ptr + count) (dense_strides), memory
-        // the views borrow for this call.
-        let (am, qh, rh) = unsafe {
-            let am = HostMat {
-                data: std::slice::from_raw_parts(a.as_ptr(), l.element_count()?),
-                batch_stride: a_s[0],
-                row_stride: a_s[1],
-                col_stride: a_s[2],
-            };
-            let out = |v: &mut BatchMut<T>, s: [usize; 3]| -> Result<HostMatMut<'_, T>> {
-                let count = v.layout().element_count()?;
-                Ok(HostMatMut {
-                    data: std::slice::from_raw_parts_mut(v.as_mut_ptr(), count),
-                    batch_stride: s[0],
-                    row_stride: s[1],
-                    col_stride: s[2],
-                })
-            };
-            let qh = match (q, q_s) {
-                (Some(q), Some(s)) => Some(out(q, s)?),
-                _ => None,
-            };
-            (am, qh, out(r, r_s)?)
-        };
-        return with_info(info, batch, |info| {
-            qr_host(
-                QrKernel::Auto,
-                batch,
-                m,
-                n,
-                am,
-                qh,
-                q_cols,
-                rh,
-                r_rows,
-                info,
-            )
-        });
-    }
-    let ac = a.to_contiguous();
-    let mut qc = q.as_ref().map(|_| vec![T::ZERO; batch * m * q_cols]);
-    let mut rc = vec![T::ZERO; batch * r_rows * n];
-    let qh = qc.as_deref_mut().map(|d| HostMatMut {
-        data: d,
-        batch_stride: m * q_cols,
-        row_stride: q_cols,
-        col_stride: 1,
-    });
-    let rh = HostMatMut {
-        data: &mut rc,
-        batch_stride: r_rows * n,
-        row_stride: n,
-        col_stride: 1,
-    };
-    let am = HostMat {
-        data: &ac,
-        batch_stride: m * n,
-        row_stride: n,
-        col_stride: 1,
-    };
-    with_info(info, batch, |info| {
-        qr_host(
-            QrKernel::Auto,
-            batch,
-            m,
-            n,
-            am,
-            qh,
-            q_cols,
-            rh,
-            r_rows,
-            info,
-        )
-    })?;
-    if let (Some(q), Some(qc)) = (q, qc) {
-        q.copy_from_contiguous(&qc)?;
-    }
-    r.copy_from_contiguous(&rc)
+    host(Operation::Qr(mode), a, out, info, opts)
 }
 
 /// QR results: `q` is None for `QrMode::R`.
@@ -348,24 +95,8 @@ pub fn qr<T: Real>(a: &BatchRef<T>, mode: QrMode) -> Result<Qr<T>> {
     Ok(qr_ex(a, mode, &Options::default())?.0)
 }
 
-fn shape_of(batch: &[usize], tail: &[usize]) -> Vec<usize> {
-    let mut s = batch.to_vec();
-    s.extend_from_slice(tail);
-    s
-}
-
 // ---------------------------------------------------------------------------------------
 // Symmetric eigendecomposition
-
-fn expect_square(op: &str, l: &Layout) -> Result<()> {
-    if l.rows != l.cols {
-        return Err(Error::Shape(format!(
-            "{op} needs square matrices [..., N, N], got [..., {}, {}]",
-            l.rows, l.cols
-        )));
-    }
-    Ok(())
-}
 
 /// Eigenvalues (ascending, into `w`, a batch of vectors `[..., N]`) and, with `v`,
 /// eigenvectors as the columns of `v` `[..., N, N]`, of the symmetric matrices of `a`,
@@ -380,26 +111,12 @@ pub fn eigh_into<T: Real>(
     info: Option<&mut [Info]>,
     opts: &Options,
 ) -> Result<()> {
-    let l = a.layout();
-    expect_square("eigh", l)?;
-    let n = l.rows;
-    expect_vectors("eigenvalues", w.layout(), &l.batch_shape, n)?;
-    if let Some(v) = &v {
-        expect_shape("eigenvectors", v.layout(), &l.batch_shape, n, n)?;
-    }
-    expect_info(&info, l.batch())?;
-    let b = resolve(opts, Op::Eigh, T::DTYPE, l)?;
-    let Some(algo) = cpu_algo(b, Op::Eigh, l)? else {
-        return Ok(());
+    let vectors = v.is_some();
+    let out = Outputs::Eigh {
+        w: w.reborrow(),
+        v: v.map(|v| v.reborrow()),
     };
-    let out = cpu::EighOut {
-        w: out_mat(w),
-        v: v.map(|v| out_mat(v)),
-    };
-    with_info(info, l.batch(), |info| {
-        cpu::eigh_batch(algo, a, uplo, out, info)
-    });
-    Ok(())
+    host(Operation::Eigh { uplo, vectors }, a, out, info, opts)
 }
 
 /// Eigendecomposition results: eigenvalues `w` `[..., N]` ascending, eigenvectors `v`
@@ -468,37 +185,17 @@ pub fn svd_into<T: Real>(
     info: Option<&mut [Info]>,
     opts: &Options,
 ) -> Result<()> {
-    let l = a.layout();
-    let (m, n) = (l.rows, l.cols);
-    let k = m.min(n);
-    expect_vectors("S", s.layout(), &l.batch_shape, k)?;
-    let (u_cols, vh_rows) = if full_matrices { (m, n) } else { (k, k) };
-    match (&u, &vh) {
-        (Some(u), Some(vh)) => {
-            expect_shape("U", u.layout(), &l.batch_shape, m, u_cols)?;
-            expect_shape("Vh", vh.layout(), &l.batch_shape, vh_rows, n)?;
-        }
-        (None, None) => {}
-        _ => {
-            return Err(Error::Output(
-                "pass both U and Vh, or neither (singular values alone)".into(),
-            ))
-        }
-    }
-    expect_info(&info, l.batch())?;
-    let b = resolve(opts, Op::Svd, T::DTYPE, l)?;
-    let Some(algo) = cpu_algo(b, Op::Svd, l)? else {
-        return Ok(());
+    let vectors = u.is_some() || vh.is_some();
+    let out = Outputs::Svd {
+        u: u.map(|u| u.reborrow()),
+        s: s.reborrow(),
+        vh: vh.map(|v| v.reborrow()),
     };
-    let out = cpu::SvdOut {
-        u: u.map(|u| out_mat(u)),
-        s: out_mat(s),
-        vh: vh.map(|v| out_mat(v)),
+    let operation = Operation::Svd {
+        full_matrices,
+        vectors,
     };
-    with_info(info, l.batch(), |info| {
-        cpu::svd_batch(algo, a, full_matrices, out, info)
-    });
-    Ok(())
+    host(operation, a, out, info, opts)
 }
 
 /// SVD results: U, S (descending), Vh; U and Vh are None from `svdvals`.

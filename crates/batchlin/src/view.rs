@@ -66,6 +66,14 @@ impl Layout {
         s
     }
 
+    /// The full strides `[..., row, col]`, as `new` took them.
+    pub fn strides(&self) -> Vec<isize> {
+        let mut s = self.batch_strides.clone();
+        s.push(self.row_stride);
+        s.push(self.col_stride);
+        s
+    }
+
     /// Total number of elements, checked for overflow.
     pub fn element_count(&self) -> Result<usize> {
         checked_product(&self.shape())
@@ -242,11 +250,31 @@ fn check_fits(layout: &Layout, len: usize, what: &str) -> Result<isize> {
     }
 }
 
-/// A read-only view of a batch of matrices.
+/// Where a view's memory lies: the host, or the global memory of a CUDA device (by
+/// ordinal). Only host memory is ever read or written from the host; device views are
+/// handed to the CUDA backend as they are.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Memory {
+    #[default]
+    Host,
+    Cuda(usize),
+}
+
+impl std::fmt::Display for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Memory::Host => f.write_str("host"),
+            Memory::Cuda(d) => write!(f, "cuda:{d}"),
+        }
+    }
+}
+
+/// A read-only view of a batch of matrices, in host or device memory.
 #[derive(Clone, Debug)]
 pub struct BatchRef<'a, T> {
     ptr: *const T,
     layout: Layout,
+    memory: Memory,
     _life: PhantomData<&'a [T]>,
 }
 
@@ -262,6 +290,7 @@ impl<'a, T> BatchRef<'a, T> {
         Ok(BatchRef {
             ptr: data.as_ptr(),
             layout,
+            memory: Memory::Host,
             _life: PhantomData,
         })
     }
@@ -288,12 +317,32 @@ impl<'a, T> BatchRef<'a, T> {
         Ok(BatchRef {
             ptr,
             layout,
+            memory: Memory::Host,
             _life: PhantomData,
         })
     }
 
+    /// A view of device memory of CUDA device `ordinal` (never read from the host).
+    ///
+    /// # Safety
+    /// Every element the shape and strides reach from `ptr` must be device memory of that
+    /// device, readable by the work a call queues until it has run.
+    pub unsafe fn from_device(
+        ptr: *const T,
+        ordinal: usize,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> Result<Self> {
+        let mut v = BatchRef::from_raw_parts(ptr, shape, strides)?;
+        v.memory = Memory::Cuda(ordinal);
+        Ok(v)
+    }
+
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+    pub fn memory(&self) -> Memory {
+        self.memory
     }
     pub fn as_ptr(&self) -> *const T {
         self.ptr
@@ -315,8 +364,15 @@ impl<'a, T> BatchRef<'a, T> {
 }
 
 impl<T: Copy> BatchRef<'_, T> {
-    /// The batch copied into row-major (C order) contiguous memory.
-    pub fn to_contiguous(&self) -> Vec<T> {
+    /// The batch copied into row-major (C order) contiguous memory (host views only:
+    /// device memory is not readable here).
+    pub fn to_contiguous(&self) -> Result<Vec<T>> {
+        if self.memory != Memory::Host {
+            return Err(Error::Argument(format!(
+                "to_contiguous reads host memory; this view is on {}",
+                self.memory
+            )));
+        }
         let l = &self.layout;
         let mut out = Vec::with_capacity(l.batch() * l.rows * l.cols);
         for b in 0..l.batch() {
@@ -328,7 +384,7 @@ impl<T: Copy> BatchRef<'_, T> {
                 }
             }
         }
-        out
+        Ok(out)
     }
 }
 
@@ -337,6 +393,7 @@ impl<T: Copy> BatchRef<'_, T> {
 pub struct BatchMut<'a, T> {
     ptr: *mut T,
     layout: Layout,
+    memory: Memory,
     _life: PhantomData<&'a mut [T]>,
 }
 
@@ -357,6 +414,7 @@ impl<'a, T> BatchMut<'a, T> {
         Ok(BatchMut {
             ptr: data.as_mut_ptr(),
             layout,
+            memory: Memory::Host,
             _life: PhantomData,
         })
     }
@@ -385,6 +443,7 @@ impl<'a, T> BatchMut<'a, T> {
         Ok(BatchMut {
             ptr,
             layout,
+            memory: Memory::Host,
             _life: PhantomData,
         })
     }
@@ -415,8 +474,52 @@ impl<'a, T> BatchMut<'a, T> {
         BatchMut::from_raw_parts(ptr, &s, &st)
     }
 
+    /// A view of device memory of CUDA device `ordinal` (never written from the host).
+    ///
+    /// # Safety
+    /// Every element the shape and strides reach from `ptr` must be device memory of that
+    /// device, writable by the work a call queues until it has run, and not accessed by
+    /// anyone else meanwhile.
+    pub unsafe fn from_device(
+        ptr: *mut T,
+        ordinal: usize,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> Result<Self> {
+        let mut v = BatchMut::from_raw_parts(ptr, shape, strides)?;
+        v.memory = Memory::Cuda(ordinal);
+        Ok(v)
+    }
+
+    /// A batch of vectors `[..., N]` in device memory.
+    ///
+    /// # Safety
+    /// As `from_device`.
+    pub unsafe fn from_device_vectors(
+        ptr: *mut T,
+        ordinal: usize,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> Result<Self> {
+        let (s, st) = as_row_matrices(shape, strides)?;
+        BatchMut::from_device(ptr, ordinal, &s, &st)
+    }
+
+    /// The same view for a shorter borrow (to pass it on by value and keep it).
+    pub fn reborrow(&mut self) -> BatchMut<'_, T> {
+        BatchMut {
+            ptr: self.ptr,
+            layout: self.layout.clone(),
+            memory: self.memory,
+            _life: PhantomData,
+        }
+    }
+
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+    pub fn memory(&self) -> Memory {
+        self.memory
     }
     pub fn as_mut_ptr(&mut self) -> *mut T {
         self.ptr
@@ -435,6 +538,12 @@ impl<'a, T> BatchMut<'a, T> {
 impl<T: Copy> BatchMut<'_, T> {
     /// Write a row-major contiguous batch of the view's shape into the view.
     pub fn copy_from_contiguous(&mut self, src: &[T]) -> Result<()> {
+        if self.memory != Memory::Host {
+            return Err(Error::Argument(format!(
+                "copy_from_contiguous writes host memory; this view is on {}",
+                self.memory
+            )));
+        }
         let l = self.layout.clone();
         if src.len() != l.element_count()? {
             return Err(Error::Output(format!(

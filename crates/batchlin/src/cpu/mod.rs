@@ -10,11 +10,13 @@
 pub(crate) mod faer_backend;
 pub mod kernels;
 
-use crate::backend::Backend;
+use crate::entry::{self, Outputs, Request};
+use crate::error::{Error, Result};
 use crate::info::Info;
-use crate::ops::{QrMode, Uplo};
+use crate::plan::Plan;
+use crate::problem::{Backend, Operation, QrMode, Uplo};
 use crate::scalar::Real;
-use crate::view::{BatchRef, RawMut};
+use crate::view::{BatchMut, BatchRef, RawMut};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::Par;
 use rayon::prelude::*;
@@ -34,6 +36,71 @@ impl CpuAlgo {
             _ => None,
         }
     }
+}
+
+fn out_mat<'a, T>(v: &'a mut BatchMut<'_, T>) -> OutMat<'a, T> {
+    let raw = v.raw();
+    OutMat {
+        raw,
+        layout: v.layout(),
+    }
+}
+
+/// Run `req` (host data, checked by the entry) by `plan`: the batch spread over the
+/// cores, each matrix by the plan's algorithm.
+pub(crate) fn run<T: Real>(plan: &Plan, req: &mut Request<'_, T>) -> Result<()> {
+    let algo = CpuAlgo::of(plan.backend)
+        .ok_or_else(|| Error::Argument(format!("internal: {} is not a CPU backend", plan.backend)))?;
+    let batch = req.a.layout().batch();
+    // An empty batch: nothing to compute, and no scratch to size for matrices that may
+    // be huge.
+    if batch == 0 {
+        return Ok(());
+    }
+    let mut scratch_info;
+    let info: &mut [Info] = match &mut req.info {
+        Some(entry::InfoOut::Host(i)) => i,
+        Some(entry::InfoOut::Device(_)) => {
+            return Err(Error::Argument(
+                "internal: device info words for a CPU call".into(),
+            ))
+        }
+        None => {
+            scratch_info = vec![Info::OK; batch];
+            &mut scratch_info
+        }
+    };
+    let a = &req.a;
+    match (req.operation, &mut req.out) {
+        (Operation::Qr(mode), Outputs::Qr { q, r }) => {
+            let out = QrOut {
+                q: q.as_mut().map(out_mat),
+                r: out_mat(r),
+            };
+            qr_batch(algo, a, mode, out, info);
+        }
+        (Operation::Eigh { uplo, .. }, Outputs::Eigh { w, v }) => {
+            let out = EighOut {
+                w: out_mat(w),
+                v: v.as_mut().map(out_mat),
+            };
+            eigh_batch(algo, a, uplo, out, info);
+        }
+        (Operation::Svd { full_matrices, .. }, Outputs::Svd { u, s, vh }) => {
+            let out = SvdOut {
+                u: u.as_mut().map(out_mat),
+                s: out_mat(s),
+                vh: vh.as_mut().map(out_mat),
+            };
+            svd_batch(algo, a, full_matrices, out, info);
+        }
+        _ => {
+            return Err(Error::Argument(
+                "internal: the outputs do not match the operation".into(),
+            ))
+        }
+    }
+    Ok(())
 }
 
 /// An output matrix of the batch: where to write and the offset of matrix `index`.

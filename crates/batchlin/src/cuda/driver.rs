@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use cudarc::driver::sys as cu;
 use cudarc::nvrtc::sys as rtc;
 
+use super::DeviceCaps;
 use crate::{Error, Result};
 
 pub(crate) fn check(r: cu::CUresult, what: &str) -> Result<()> {
@@ -47,22 +48,38 @@ unsafe impl Sync for Func {}
 
 pub(crate) struct Device {
     pub ctx: cu::CUcontext,
-    #[allow(dead_code)]
-    pub dev: cu::CUdevice,
-    pub name: String,
-    pub sm_count: u32,
-    pub cc: (i32, i32),
-    pub driver_version: i32,
+    pub caps: DeviceCaps,
     pub nvrtc_version: (i32, i32),
-    pub smem_optin: usize,
     funcs: Mutex<HashMap<String, Func>>,
+}
+
+impl std::ops::Deref for Device {
+    type Target = DeviceCaps;
+    fn deref(&self) -> &DeviceCaps {
+        &self.caps
+    }
 }
 // SAFETY: the primary context handle is valid process-wide; every use makes it current.
 unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 
-/// Probe the libraries and the device; every reason for failure is an `Unavailable` error.
-pub(crate) fn open() -> Result<Device> {
+/// Probe the libraries and initialise the driver once a process; the number of CUDA
+/// devices, or why there are none (`Unavailable`).
+pub(crate) fn device_count() -> Result<usize> {
+    static COUNT: std::sync::OnceLock<Result<usize>> = std::sync::OnceLock::new();
+    COUNT
+        .get_or_init(|| {
+            // cudarc panics where a library symbol is missing: a reason, not a crash.
+            std::panic::catch_unwind(probe).unwrap_or_else(|_| {
+                Err(Error::Unavailable(
+                    "the CUDA libraries could not be loaded".into(),
+                ))
+            })
+        })
+        .clone()
+}
+
+fn probe() -> Result<usize> {
     // SAFETY: probing only dlopens; nothing is called before the library is known present.
     if !unsafe { cu::is_culib_present() } {
         return Err(Error::Unavailable(
@@ -86,14 +103,30 @@ pub(crate) fn open() -> Result<Device> {
         if count < 1 {
             return Err(Error::Unavailable("no CUDA device".into()));
         }
+        Ok(count as usize)
+    }
+}
+
+/// Open CUDA device `ordinal` (its primary context, the one PyTorch and CuPy use); every
+/// reason for failure is an `Unavailable` error. The calling thread's current context is
+/// left as it was.
+pub(crate) fn open(ordinal: usize) -> Result<Device> {
+    let count = device_count()?;
+    if ordinal >= count {
+        return Err(Error::Unavailable(format!(
+            "no CUDA device {ordinal}: this machine has {count} (0..{})",
+            count - 1
+        )));
+    }
+    unsafe {
         let mut dev: cu::CUdevice = 0;
-        check(cu::cuDeviceGet(&mut dev, 0), "cuDeviceGet")?;
+        check(cu::cuDeviceGet(&mut dev, ordinal as i32), "cuDeviceGet")?;
         let mut ctx: cu::CUcontext = std::ptr::null_mut();
         check(
             cu::cuDevicePrimaryCtxRetain(&mut ctx, dev),
             "cuDevicePrimaryCtxRetain",
         )?;
-        check(cu::cuCtxSetCurrent(ctx), "cuCtxSetCurrent")?;
+        let _guard = CtxGuard::enter(ctx)?;
         let attr = |a: cu::CUdevice_attribute| -> Result<i32> {
             let mut v = 0;
             check(
@@ -144,13 +177,15 @@ pub(crate) fn open() -> Result<Device> {
         )?;
         Ok(Device {
             ctx,
-            dev,
-            name,
-            sm_count,
-            cc,
-            driver_version,
+            caps: DeviceCaps {
+                ordinal,
+                name,
+                sm_count,
+                cc,
+                smem_optin,
+                driver_version,
+            },
             nvrtc_version: (ma, mi),
-            smem_optin,
             funcs: Mutex::new(HashMap::new()),
         })
     }
@@ -275,9 +310,10 @@ impl Device {
         format!("sm_{}{}", self.cc.0, self.cc.1)
     }
 
-    pub fn make_current(&self) -> Result<()> {
-        // SAFETY: the primary context is retained for the life of the process.
-        unsafe { check(cu::cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent") }
+    /// Make this device's context current until the guard drops, which gives the thread
+    /// back the context it had (the caller's framework may be working on another device).
+    pub fn enter(&self) -> Result<CtxGuard> {
+        CtxGuard::enter(self.ctx)
     }
 
     /// The kernel `name`, compiled from `inst` (its instantiation line) on first use; CUBINs
@@ -314,7 +350,7 @@ impl Device {
         let cubin = cubin.unwrap();
         let cname = CString::new(name).unwrap();
         unsafe {
-            self.make_current()?;
+            let _ctx = self.enter()?;
             let mut module: cu::CUmodule = std::ptr::null_mut();
             let r = cu::cuModuleLoadData(&mut module, cubin.as_ptr() as *const c_void);
             if r != cu::CUresult::CUDA_SUCCESS {
@@ -418,4 +454,282 @@ impl Drop for Scratch {
             }
         }
     }
+}
+
+/// The thread's current context set to one device's until drop, then put back.
+pub(crate) struct CtxGuard {
+    prev: cu::CUcontext,
+    set: bool,
+}
+
+impl CtxGuard {
+    fn enter(ctx: cu::CUcontext) -> Result<CtxGuard> {
+        let mut prev: cu::CUcontext = std::ptr::null_mut();
+        // SAFETY: reading and setting the thread's current context; `ctx` is a retained
+        // primary context.
+        unsafe {
+            check(cu::cuCtxGetCurrent(&mut prev), "cuCtxGetCurrent")?;
+            if prev == ctx {
+                return Ok(CtxGuard { prev, set: false });
+            }
+            check(cu::cuCtxSetCurrent(ctx), "cuCtxSetCurrent")?;
+        }
+        Ok(CtxGuard { prev, set: true })
+    }
+}
+
+impl Drop for CtxGuard {
+    fn drop(&mut self) {
+        if self.set {
+            // SAFETY: `prev` was the thread's current context (or null) when entered.
+            unsafe {
+                let _ = cu::cuCtxSetCurrent(self.prev);
+            }
+        }
+    }
+}
+
+/// The CUDA device a device (or managed) pointer belongs to.
+pub(crate) fn pointer_device(addr: u64) -> Result<usize> {
+    device_count()?;
+    let mut ordinal: i32 = -1;
+    // SAFETY: the driver only inspects the address.
+    let r = unsafe {
+        cu::cuPointerGetAttribute(
+            &mut ordinal as *mut i32 as *mut c_void,
+            cu::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            addr,
+        )
+    };
+    if r != cu::CUresult::CUDA_SUCCESS || ordinal < 0 {
+        return Err(Error::Argument(format!(
+            "{addr:#x} is not CUDA device memory ({r:?})"
+        )));
+    }
+    Ok(ordinal as usize)
+}
+
+/// A stream batchlin created (for host data computed on the GPU and for timing), destroyed
+/// on drop after its work has run.
+pub(crate) struct OwnedStream(pub cu::CUstream);
+
+impl OwnedStream {
+    /// A non-blocking stream of the current context.
+    pub fn new() -> Result<OwnedStream> {
+        let mut s: cu::CUstream = std::ptr::null_mut();
+        // SAFETY: creates a stream in the current context.
+        unsafe { check(cu::cuStreamCreate(&mut s, 1), "cuStreamCreate")? };
+        Ok(OwnedStream(s))
+    }
+    pub fn sync(&self) -> Result<()> {
+        // SAFETY: a stream this value owns.
+        unsafe { check(cu::cuStreamSynchronize(self.0), "cuStreamSynchronize") }
+    }
+}
+
+impl Drop for OwnedStream {
+    fn drop(&mut self) {
+        // SAFETY: the stream is ours; its queued work finishes before it is destroyed
+        // (copies may still target caller memory).
+        unsafe {
+            let _ = cu::cuStreamSynchronize(self.0);
+            let _ = cu::cuStreamDestroy_v2(self.0);
+        }
+    }
+}
+
+/// Device memory allocated synchronously and freed on drop (timing inputs and outputs).
+pub(crate) struct DeviceBuffer {
+    pub ptr: u64,
+    pub bytes: usize,
+}
+
+impl DeviceBuffer {
+    pub fn new(bytes: usize) -> Result<DeviceBuffer> {
+        let mut p = 0;
+        // SAFETY: plain allocation in the current context.
+        unsafe { check(cu::cuMemAlloc_v2(&mut p, bytes.max(16)), "cuMemAlloc")? };
+        Ok(DeviceBuffer { ptr: p, bytes })
+    }
+    /// Copy `src` (at most `bytes`) in, synchronously.
+    pub fn upload(&self, src: &[u8]) -> Result<()> {
+        assert!(src.len() <= self.bytes.max(16));
+        // SAFETY: `src` is host memory of its length, the buffer holds at least as much.
+        unsafe {
+            check(
+                cu::cuMemcpyHtoD_v2(self.ptr, src.as_ptr() as *const c_void, src.len()),
+                "cuMemcpyHtoD",
+            )
+        }
+    }
+    /// Copy `dst.len()` bytes out, synchronously.
+    pub fn download(&self, dst: &mut [u8]) -> Result<()> {
+        assert!(dst.len() <= self.bytes.max(16));
+        // SAFETY: as `upload`.
+        unsafe {
+            check(
+                cu::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, self.ptr, dst.len()),
+                "cuMemcpyDtoH",
+            )
+        }
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc; the work using it has been synchronised.
+        unsafe {
+            let _ = cu::cuMemFree_v2(self.ptr);
+        }
+    }
+}
+
+/// Queue a copy of `bytes` from host `src` to device `dst` on `stream`.
+///
+/// # Safety
+/// Both ranges valid until the copy has run; `src` pinned for it to be asynchronous.
+pub(crate) unsafe fn copy_to_device(
+    dst: u64,
+    src: *const u8,
+    bytes: usize,
+    stream: cu::CUstream,
+) -> Result<()> {
+    check(
+        cu::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, bytes, stream),
+        "cuMemcpyHtoDAsync",
+    )
+}
+
+/// Queue a copy of `bytes` from device `src` to host `dst` on `stream`.
+///
+/// # Safety
+/// As `copy_to_device`.
+pub(crate) unsafe fn copy_to_host(
+    dst: *mut u8,
+    src: u64,
+    bytes: usize,
+    stream: cu::CUstream,
+) -> Result<()> {
+    check(
+        cu::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream),
+        "cuMemcpyDtoHAsync",
+    )
+}
+
+/// Queue `words` zero u32 words at `dst` on `stream`.
+///
+/// # Safety
+/// `dst` device memory of the current context holding `words` words.
+pub(crate) unsafe fn zero_words(dst: u64, words: usize, stream: cu::CUstream) -> Result<()> {
+    check(
+        cu::cuMemsetD32Async(dst, 0, words, stream),
+        "cuMemsetD32Async",
+    )
+}
+
+/// A pair of events around queued work: its time on the device.
+pub(crate) struct EventPair(cu::CUevent, cu::CUevent);
+
+impl EventPair {
+    pub fn new() -> Result<EventPair> {
+        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: creates events in the current context.
+        unsafe {
+            check(cu::cuEventCreate(&mut a, 0), "cuEventCreate")?;
+            if let Err(e) = check(cu::cuEventCreate(&mut b, 0), "cuEventCreate") {
+                let _ = cu::cuEventDestroy_v2(a);
+                return Err(e);
+            }
+        }
+        Ok(EventPair(a, b))
+    }
+    pub fn start(&self, stream: cu::CUstream) -> Result<()> {
+        // SAFETY: an event of ours on a stream of the current context.
+        unsafe { check(cu::cuEventRecord(self.0, stream), "cuEventRecord") }
+    }
+    /// Record the end and wait for it: milliseconds from start to end.
+    pub fn stop_ms(&self, stream: cu::CUstream) -> Result<f64> {
+        let mut ms = 0f32;
+        // SAFETY: as `start`.
+        unsafe {
+            check(cu::cuEventRecord(self.1, stream), "cuEventRecord")?;
+            check(cu::cuEventSynchronize(self.1), "cuEventSynchronize")?;
+            check(
+                cu::cuEventElapsedTime_v2(&mut ms, self.0, self.1),
+                "cuEventElapsedTime",
+            )?;
+        }
+        Ok(ms as f64)
+    }
+}
+
+impl Drop for EventPair {
+    fn drop(&mut self) {
+        // SAFETY: our events.
+        unsafe {
+            let _ = cu::cuEventDestroy_v2(self.0);
+            let _ = cu::cuEventDestroy_v2(self.1);
+        }
+    }
+}
+
+/// A page-locked host buffer for staging, grown as needed and freed on drop.
+pub(crate) struct Pinned {
+    ptr: *mut u8,
+    len: usize,
+}
+// SAFETY: the pinned buffer is only touched by its owner (under a mutex).
+unsafe impl Send for Pinned {}
+
+impl Pinned {
+    pub const fn empty() -> Pinned {
+        Pinned {
+            ptr: std::ptr::null_mut(),
+            len: 0,
+        }
+    }
+
+    /// At least `len` bytes (the current context must be the device's).
+    pub fn ensure(&mut self, len: usize) -> Result<*mut u8> {
+        if self.len < len {
+            self.free();
+            let mut p: *mut c_void = std::ptr::null_mut();
+            let want = len.next_power_of_two().max(1 << 20);
+            // SAFETY: allocates page-locked host memory.
+            unsafe { check(cu::cuMemAllocHost_v2(&mut p, want), "cuMemAllocHost")? };
+            self.ptr = p as *mut u8;
+            self.len = want;
+        }
+        Ok(self.ptr)
+    }
+
+    fn free(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: allocated by cuMemAllocHost.
+            unsafe {
+                let _ = cu::cuMemFreeHost(self.ptr as *mut c_void);
+            }
+            self.ptr = std::ptr::null_mut();
+            self.len = 0;
+        }
+    }
+}
+
+/// Page-lock `[ptr, ptr + bytes)` for every context.
+///
+/// # Safety
+/// The range must be host memory the caller owns.
+pub(crate) unsafe fn host_register(ptr: *mut c_void, bytes: usize) -> Result<()> {
+    check(
+        cu::cuMemHostRegister_v2(ptr, bytes, cu::CU_MEMHOSTREGISTER_PORTABLE),
+        "cuMemHostRegister",
+    )
+}
+
+/// Undo `host_register`.
+///
+/// # Safety
+/// `ptr` registered by `host_register` and in use by no queued work.
+pub(crate) unsafe fn host_unregister(ptr: *mut c_void) -> Result<()> {
+    check(cu::cuMemHostUnregister(ptr), "cuMemHostUnregister")
 }

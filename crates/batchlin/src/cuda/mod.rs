@@ -1,541 +1,393 @@
-//! The CUDA backend: batched QR on NVIDIA GPUs.
+//! The CUDA backend: batched QR on NVIDIA GPUs, on any CUDA device of the process.
 //!
 //! Everything goes through the CUDA driver and NVRTC, loaded at run time (cudarc's
-//! dynamic loading): on a machine with no CUDA the crate still builds and runs, and
-//! [`CudaBackend::get`] returns [`Error::Unavailable`] saying why.
+//! dynamic loading) behind `driver.rs`, the one module that calls CUDA: on a machine with
+//! no CUDA the crate still builds and runs, and [`device`] returns
+//! [`Error::Unavailable`] saying why.
 //!
-//! - Kernels are CUDA C in `kernels/` (`common.cu` then `qr.cu`), compiled by NVRTC for
-//!   the device's compute capability on first use, one module per kernel, cached in
+//! - Kernels are CUDA C in `kernels/` (`common.cu` then `qr.cu`, ...), compiled by NVRTC
+//!   for the device's compute capability on first use, one module per kernel, cached in
 //!   memory and on disk (`$BATCHLIN_CACHE_DIR`, else `$XDG_CACHE_HOME/batchlin`, else
 //!   `~/.cache/batchlin`; keyed by source hash, arch, driver and NVRTC versions).
-//! - [`qr_device`] works on the caller's device pointers and stream as given: no host
-//!   synchronisation, scratch from the stream-ordered pool, info words left on the device.
-//! - [`qr_host`] is the convenience path for host memory (pinned staging, synchronous).
+//! - Device data ([`run`] with `Place::Cuda`): the caller's views and stream as given, no
+//!   host synchronisation, scratch from the stream-ordered pool, info words left on the
+//!   device; the caller's current context is given back.
+//! - Host data (a plan with copies): copied in through pinned staging (or in place from
+//!   buffers registered with [`host_buffers`]), run, copied out, synchronised.
 //!
-//! Kernels (see docs/proposals/cuda-qr.md for what each costs where):
-//! - `warp`: a matrix per group of 8/16/32 lanes, column j in lane j's registers, every
-//!   step unrolled (n, or m in complete mode, up to 32; m up to 64, 32 in f64);
-//! - `tile`: a block a matrix, the matrix in registers over a 2-D grid of threads (rows
-//!   over lanes, columns over lane groups and warps), the reflectors in shared memory
-//!   (m up to 128 and up to 128 columns);
-//! - `smem`: a block a matrix, the matrix in shared memory (up to 227 KB);
-//! - `wy`: as smem, blocked: panels of 8 columns, the trailing matrix updated once a panel
-//!   (compact WY, V in registers), Q formed backwards the same way (m up to 128; Auto
-//!   sends it only what `tile` cannot take: more than 128 columns);
-//! - `tall`: TSQR over 128-row leaves plus batched products for Q (n <= 64);
-//! - `blocked`: blocked Householder QR across the grid, panels of 16/32 columns and
-//!   grid-wide updates (any size; for large matrices alone or in small batches).
-//! - `cluster`: a thread-block cluster of 8 blocks a matrix, a row a thread, the whole
-//!   reduced/r QR in one launch (n <= 64, m <= 2048; small batches of tall matrices;
-//!   compute capability 9.0 and later).
+//! The kernels, each a registry entry (registry.rs), are described with their measured
+//! reasons in docs/proposals/cuda-qr.md.
 
-pub mod bench;
 mod driver;
-mod qr;
-mod qr_blocked;
-pub mod registry;
+pub mod host_buffers;
+pub(crate) mod qr;
+pub(crate) mod qr_blocked;
 #[cfg(test)]
 mod tests;
 
+use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys as cu;
 
-use crate::{DType, Error, Info, Real, Result};
+use crate::entry::{DeviceWords, InfoOut, Outputs, Request};
+use crate::place::{Place, Stream};
+use crate::plan::{KernelParams, Plan};
+use crate::view::{BatchMut, BatchRef, Layout};
+use crate::{DType, Error, Info, Operation, QrMode, Real, Result};
+use driver::{Pinned, Scratch};
+use qr::{KMat, QrKernel};
 
-/// A CUDA stream handle (null: the legacy default stream).
-pub type Stream = cu::CUstream;
+pub(crate) use driver::{DeviceBuffer, EventPair, OwnedStream};
 
-/// Which QR kernel runs; `Auto` picks by shape. A forced kernel that cannot take the
-/// shape is an [`Error::Argument`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum QrKernel {
-    Auto,
-    Warp,
-    Tile,
-    Smem,
-    Wy,
-    Tall,
-    Blocked,
-    Cluster,
+/// What the planner and the kernels' predicates know of a device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceCaps {
+    pub ordinal: usize,
+    pub name: String,
+    pub sm_count: u32,
+    /// Compute capability (major, minor).
+    pub cc: (i32, i32),
+    /// Shared memory a block may opt in to, bytes.
+    pub smem_optin: usize,
+    /// Driver API version, e.g. 13000.
+    pub driver_version: i32,
 }
 
-impl QrKernel {
-    pub const FORCEABLE: [QrKernel; 7] = [
-        QrKernel::Warp,
-        QrKernel::Tile,
-        QrKernel::Smem,
-        QrKernel::Wy,
-        QrKernel::Tall,
-        QrKernel::Blocked,
-        QrKernel::Cluster,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            QrKernel::Auto => "auto",
-            QrKernel::Warp => "warp",
-            QrKernel::Tile => "tile",
-            QrKernel::Smem => "smem",
-            QrKernel::Wy => "wy",
-            QrKernel::Tall => "tall",
-            QrKernel::Blocked => "blocked",
-            QrKernel::Cluster => "cluster",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Result<QrKernel> {
-        Ok(match s {
-            "auto" => QrKernel::Auto,
-            "warp" => QrKernel::Warp,
-            "tile" => QrKernel::Tile,
-            "smem" => QrKernel::Smem,
-            "wy" => QrKernel::Wy,
-            "tall" => QrKernel::Tall,
-            "blocked" => QrKernel::Blocked,
-            "cluster" => QrKernel::Cluster,
-            _ => {
-                return Err(Error::Argument(format!(
-                    "unknown CUDA QR kernel {s:?}: expected auto, warp, tile, smem, wy, tall, blocked or cluster"
-                )))
-            }
-        })
-    }
-}
-
-/// A batch of matrices in device memory: element (b, i, j) at
-/// `ptr + (b*batch_stride + i*row_stride + j*col_stride) * size_of::<T>()`.
-/// The pointer is the caller's: batchlin never frees it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct DevMat {
-    pub ptr: u64,
-    pub batch_stride: i64,
-    pub row_stride: i64,
-    pub col_stride: i64,
-}
-
-/// A batch of matrices in host memory, element (b, i, j) at
-/// `data[b*batch_stride + i*row_stride + j*col_stride]`.
-#[derive(Debug)]
-pub struct HostMat<'a, T> {
-    pub data: &'a [T],
-    pub batch_stride: usize,
-    pub row_stride: usize,
-    pub col_stride: usize,
-}
-
-/// The output counterpart of [`HostMat`].
-#[derive(Debug)]
-pub struct HostMatMut<'a, T> {
-    pub data: &'a mut [T],
-    pub batch_stride: usize,
-    pub row_stride: usize,
-    pub col_stride: usize,
-}
-
-/// The process's CUDA device 0 (its primary context, the one PyTorch and CuPy use).
-pub struct CudaBackend {
-    dev: driver::Device,
+/// One CUDA device, opened on first use: its primary context (the one PyTorch and CuPy
+/// use), compiled kernels and pinned staging.
+pub struct CudaDevice {
+    pub(crate) dev: driver::Device,
     staging: Mutex<Pinned>,
 }
 
-struct Pinned {
-    ptr: *mut u8,
-    len: usize,
-}
-// SAFETY: the pinned buffer is only touched under its mutex.
-unsafe impl Send for Pinned {}
-
-impl Pinned {
-    fn ensure(&mut self, len: usize) -> Result<*mut u8> {
-        if self.len < len {
-            unsafe {
-                if !self.ptr.is_null() {
-                    let _ = cu::cuMemFreeHost(self.ptr as *mut std::ffi::c_void);
-                    self.ptr = std::ptr::null_mut();
-                    self.len = 0;
-                }
-                let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
-                let want = len.next_power_of_two().max(1 << 20);
-                driver::check(cu::cuMemAllocHost_v2(&mut p, want), "cuMemAllocHost")?;
-                self.ptr = p as *mut u8;
-                self.len = want;
-            }
-        }
-        Ok(self.ptr)
+impl CudaDevice {
+    pub fn caps(&self) -> &DeviceCaps {
+        &self.dev.caps
     }
 }
 
-static BACKEND: OnceLock<Result<CudaBackend>> = OnceLock::new();
+/// The number of CUDA devices, or why there are none (`Unavailable`).
+pub fn device_count() -> Result<usize> {
+    driver::device_count()
+}
 
-impl CudaBackend {
-    /// The backend, opened on first use; `Err(Unavailable)` with the reason when there is
-    /// no CUDA driver, NVRTC or device.
-    pub fn get() -> Result<&'static CudaBackend> {
-        BACKEND
-            .get_or_init(|| {
-                let dev = std::panic::catch_unwind(driver::open).unwrap_or_else(|_| {
-                    Err(Error::Unavailable(
-                        "the CUDA libraries could not be loaded".into(),
-                    ))
-                })?;
-                Ok(CudaBackend {
-                    dev,
-                    staging: Mutex::new(Pinned {
-                        ptr: std::ptr::null_mut(),
-                        len: 0,
-                    }),
-                })
-            })
-            .as_ref()
-            .map_err(|e| e.clone())
-    }
+/// CUDA device `ordinal`, opened on first use; `Unavailable` with the reason where there
+/// is no CUDA or no such device.
+pub fn device(ordinal: usize) -> Result<&'static CudaDevice> {
+    static DEVICES: OnceLock<Vec<OnceLock<Result<CudaDevice>>>> = OnceLock::new();
+    let count = device_count()?;
+    let slots = DEVICES.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
+    let slot = slots.get(ordinal).ok_or_else(|| {
+        Error::Unavailable(format!(
+            "no CUDA device {ordinal}: this machine has {count} (0..{})",
+            count - 1
+        ))
+    })?;
+    slot.get_or_init(|| {
+        let dev = std::panic::catch_unwind(|| driver::open(ordinal)).unwrap_or_else(|_| {
+            Err(Error::Unavailable(format!(
+                "CUDA device {ordinal} could not be opened"
+            )))
+        })?;
+        Ok(CudaDevice {
+            dev,
+            staging: Mutex::new(Pinned::empty()),
+        })
+    })
+    .as_ref()
+    .map_err(|e| e.clone())
+}
 
-    pub fn device_name(&self) -> String {
-        self.dev.name.clone()
-    }
-    pub fn sm_count(&self) -> u32 {
-        self.dev.sm_count
-    }
-    pub fn compute_capability(&self) -> (i32, i32) {
-        self.dev.cc
-    }
-    /// Driver API version, e.g. 13000.
-    pub fn driver_version(&self) -> i32 {
-        self.dev.driver_version
-    }
+/// The CUDA device a device pointer's memory belongs to (what the C API's device forms
+/// and the XLA handlers run on).
+pub fn device_of(ptr: *const c_void) -> Result<usize> {
+    driver::pointer_device(ptr as u64)
+}
 
-    /// The kernel `Auto` runs for this shape (`q_cols`: None for mode "r").
-    pub fn qr_kernel_for<T: Real>(
-        &self,
-        batch: usize,
-        m: usize,
-        n: usize,
-        q_cols: Option<usize>,
-    ) -> QrKernel {
-        let ncols = q_cols.map_or(n, |q| q.max(n));
-        let reduced_or_r = q_cols.is_none_or(|q| q == m.min(n));
-        qr::choose::<T>(&self.dev, batch, m, n, ncols, reduced_or_r)
+/// Run `req` by `plan` on the plan's device: in place for device data, through copies
+/// for host data.
+pub(crate) fn run<T: Real>(plan: &Plan, req: &mut Request<'_, T>) -> Result<()> {
+    let dev = device(plan.ordinal.unwrap_or(0))?;
+    let _ctx = dev.dev.enter()?;
+    match req.place {
+        Place::Cuda { stream, .. } => run_device(dev, plan, req, stream.as_raw() as cu::CUstream),
+        Place::Host => run_host(dev, plan, req),
     }
 }
 
-fn check_dims(
-    batch: usize,
-    m: usize,
-    n: usize,
-    q_cols: Option<usize>,
-    r_rows: usize,
+/// A device view as the kernels take it: one batch stride (the batch dimensions must
+/// collapse to one, as a reshape would allow).
+fn kmat(ptr: u64, l: &Layout) -> Result<KMat> {
+    let bs = l.uniform_batch_stride().ok_or_else(|| {
+        Error::Argument(format!(
+            "device views need batch dimensions that collapse to one stride; got shape {:?} \
+             with batch strides {:?}",
+            l.shape(),
+            l.batch_strides
+        ))
+    })?;
+    Ok(KMat {
+        ptr,
+        bs: bs as i64,
+        rs: l.row_stride as i64,
+        cs: l.col_stride as i64,
+    })
+}
+
+/// The work of `req` queued on `stream` (device data; `dev`'s context current).
+fn run_device<T: Real>(
+    dev: &CudaDevice,
+    plan: &Plan,
+    req: &mut Request<'_, T>,
+    stream: cu::CUstream,
 ) -> Result<()> {
-    let k = m.min(n);
-    if let Some(qc) = q_cols {
-        if qc != k && qc != m {
-            return Err(Error::Output(format!(
-                "Q must have k = {k} (reduced) or m = {m} (complete) columns, not {qc}"
-            )));
-        }
-        if (qc == m) != (r_rows == m) && k != m {
-            return Err(Error::Output(format!(
-                "complete mode needs Q m x m and R m x n; got {qc} Q columns, {r_rows} R rows"
-            )));
-        }
-    }
-    if r_rows != k && r_rows != m {
-        return Err(Error::Output(format!(
-            "R must have k = {k} or m = {m} rows, not {r_rows}"
-        )));
-    }
+    let l = req.a.layout();
+    let (batch, m, n) = (l.batch(), l.rows, l.cols);
     let lim = i32::MAX as usize;
     if batch > lim || m > lim / 2 || n > lim / 2 {
         return Err(Error::Overflow(format!(
             "batch {batch} of {m}x{n} is too large for the CUDA kernels"
         )));
     }
-    Ok(())
-}
-
-/// QR of a batch of `m x n` matrices in device memory, queued on `stream`.
-///
-/// `q`: `m x q_cols` (q_cols = min(m,n) reduced, m complete), or None for mode "r";
-/// `r`: `r_rows x n`, zeros below the diagonal; `info`: device address of `batch` u32
-/// words ([`Info`] bits). diag(R) >= 0. Returns once the work is queued.
-///
-/// # Safety
-/// Every pointer must be valid device memory of the current device for the elements its
-/// strides reach, outputs must not overlap the input or each other, and `stream` must be
-/// a valid stream of the primary context (or null).
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn qr_device<T: Real>(
-    be: &CudaBackend,
-    stream: Stream,
-    kernel: QrKernel,
-    batch: usize,
-    m: usize,
-    n: usize,
-    a: DevMat,
-    q: Option<DevMat>,
-    q_cols: usize,
-    r: DevMat,
-    r_rows: usize,
-    info: u64,
-) -> Result<()> {
-    check_dims(batch, m, n, q.map(|_| q_cols), r_rows)?;
+    let info = match &req.info {
+        Some(InfoOut::Device(w)) => w.addr,
+        Some(InfoOut::Host(_)) => {
+            return Err(Error::Argument(
+                "internal: host info words for device data".into(),
+            ))
+        }
+        None => 0,
+    };
     if batch == 0 {
         return Ok(());
     }
-    be.dev.make_current()?;
-    if m == 0 || n == 0 {
-        // Nothing to factor: R is empty; a complete Q (M x M) is the identity.
-        if let Some(qm) = q {
-            if m > 0 && q_cols == m {
-                qr::eye::<T>(&be.dev, stream, batch, m, qm)?;
-            }
-        }
-        if info == 0 {
-            return Ok(());
-        }
-        return driver::check(
-            cu::cuMemsetD32Async(info, 0, batch, stream),
-            "cuMemsetD32Async",
-        );
-    }
-    // info 0 (the C API's NULL): the kernels write their words to pool scratch instead,
-    // freed stream-ordered after them when `discard` drops at the end of this function.
-    let mut discard = driver::Scratch::new(stream);
-    let info = if info == 0 {
-        discard.alloc(batch * 4)?
-    } else {
-        info
-    };
-    let kind = match kernel {
-        QrKernel::Auto => be.qr_kernel_for::<T>(batch, m, n, q.map(|_| q_cols)),
-        k => k,
-    };
-    let call = qr::Call {
-        batch,
-        m,
-        n,
-        a,
-        q,
-        qcols: q_cols,
-        r,
-        rrows: r_rows,
-        info,
-    };
-    qr::run::<T>(&be.dev, kind, stream, &call)
-}
-
-fn span(bs: usize, rs: usize, cs: usize, batch: usize, rows: usize, cols: usize) -> usize {
-    if batch == 0 || rows == 0 || cols == 0 {
-        0
-    } else {
-        (batch - 1) * bs + (rows - 1) * rs + (cols - 1) * cs + 1
-    }
-}
-
-/// QR of a batch in host memory through the GPU: copies in through pinned staging, runs,
-/// copies out and synchronises. Same conventions as [`qr_device`]; `info` gets one word
-/// per matrix.
-#[allow(clippy::too_many_arguments)]
-pub fn qr_host<T: Real>(
-    kernel: QrKernel,
-    batch: usize,
-    m: usize,
-    n: usize,
-    a: HostMat<'_, T>,
-    q: Option<HostMatMut<'_, T>>,
-    q_cols: usize,
-    r: HostMatMut<'_, T>,
-    r_rows: usize,
-    info: &mut [Info],
-) -> Result<()> {
-    let be = CudaBackend::get()?;
-    check_dims(batch, m, n, q.as_ref().map(|_| q_cols), r_rows)?;
-    let es = std::mem::size_of::<T>();
-    let a_len = span(a.batch_stride, a.row_stride, a.col_stride, batch, m, n);
-    if a.data.len() < a_len {
-        return Err(Error::Shape(format!(
-            "input holds {} elements; its strides reach {a_len}",
-            a.data.len()
+    let a = kmat(req.a.as_ptr() as u64, l)?;
+    let Operation::Qr(mode) = req.operation else {
+        return Err(Error::Unavailable(format!(
+            "the CUDA backend has no kernel for {}",
+            req.operation.op()
         )));
-    }
-    if let Some(q) = &q {
-        let l = span(q.batch_stride, q.row_stride, q.col_stride, batch, m, q_cols);
-        if q.data.len() < l {
-            return Err(Error::Output(format!(
-                "Q holds {} elements; its strides reach {l}",
-                q.data.len()
-            )));
-        }
-    }
-    let r_len = span(r.batch_stride, r.row_stride, r.col_stride, batch, r_rows, n);
-    if r.data.len() < r_len {
-        return Err(Error::Output(format!(
-            "R holds {} elements; its strides reach {r_len}",
-            r.data.len()
-        )));
-    }
-    if info.len() < batch {
-        return Err(Error::Output(format!(
-            "info holds {} words for {batch} matrices",
-            info.len()
-        )));
-    }
-    if batch == 0 {
-        return Ok(());
-    }
-    let q_elems = if q.is_some() { batch * m * q_cols } else { 0 };
-    let r_elems = batch * r_rows * n;
-    let a_bytes = a_len * es;
-    // Buffers inside ranges the caller registered (registry.rs) are already pinned: the
-    // input is copied to the device straight from its span, and an output laid out as the
-    // device writes it (row-major contiguous) straight back into place. The tokens keep
-    // them registered until this call returns. Everything else goes through staging.
-    let a_reg = registry::lookup(a.data.as_ptr().cast(), a_bytes);
-    let q_reg = q.as_ref().and_then(|q| {
-        let dense = is_dense(q.batch_stride, q.row_stride, q.col_stride, batch, m, q_cols);
-        dense.then(|| registry::lookup(q.data.as_ptr().cast(), q_elems * es))?
-    });
-    let r_reg = is_dense(r.batch_stride, r.row_stride, r.col_stride, batch, r_rows, n)
-        .then(|| registry::lookup(r.data.as_ptr().cast(), r_elems * es))
-        .flatten();
-    let mut q = q;
-    let q_home = q.as_mut().map(|q| q.data.as_mut_ptr() as *mut u8);
-    let r_home = r.data.as_mut_ptr() as *mut u8;
-    // Staging offsets of the outputs that go through it: Q, R, then the info words.
-    let q_staged = if q.is_some() && q_reg.is_none() {
-        q_elems * es
-    } else {
-        0
     };
-    let r_staged = if r_reg.is_none() { r_elems * es } else { 0 };
-    let (r_off, info_off) = (q_staged, q_staged + r_staged);
-    let out_bytes = info_off + batch * 4;
-    let in_bytes = if a_reg.is_none() { a_bytes } else { 0 };
-    be.dev.make_current()?;
-    let mut staging = be.staging.lock().unwrap();
-    let pin = staging.ensure(in_bytes.max(out_bytes))?;
+    let Outputs::Qr { q, r } = &mut req.out else {
+        return Err(Error::Argument("internal: QR outputs expected".into()));
+    };
+    let (q_cols, r_rows) = mode.output_dims(m, n);
+    let q = match q {
+        Some(q) => Some(kmat(q.as_mut_ptr() as u64, &q.layout().clone())?),
+        None => None,
+    };
+    let r = kmat(r.as_mut_ptr() as u64, &r.layout().clone())?;
+    // SAFETY (the launches): every view was made from device memory of this device by an
+    // unsafe constructor whose contract covers the elements its layout reaches, and the
+    // stream belongs to this device's primary context (Stream::from_raw's contract).
     unsafe {
-        let mut stream: cu::CUstream = std::ptr::null_mut();
-        driver::check(
-            cu::cuStreamCreate(&mut stream, 1 /* non-blocking */),
-            "cuStreamCreate",
+        if m == 0 || n == 0 {
+            // Nothing to factor: R is empty; a complete Q (M x M) is the identity.
+            if let Some(qm) = q {
+                if m > 0 && mode == QrMode::Complete {
+                    qr::eye::<T>(&dev.dev, stream, batch, m, qm)?;
+                }
+            }
+            return if info == 0 {
+                Ok(())
+            } else {
+                driver::zero_words(info, batch, stream)
+            };
+        }
+        // No info words asked for: the kernels write theirs to pool scratch, freed
+        // stream-ordered after them when `discard` drops.
+        let mut discard = Scratch::new(stream);
+        let info = if info == 0 {
+            discard.alloc(batch * 4)?
+        } else {
+            info
+        };
+        let panel = match plan.params {
+            KernelParams::QrBlocked { panel } => panel,
+            KernelParams::None => 32,
+        };
+        let call = qr::Call {
+            batch,
+            m,
+            n,
+            a,
+            q,
+            qcols: q_cols,
+            r,
+            rrows: r_rows,
+            info,
+            panel,
+        };
+        qr::run::<T>(&dev.dev, QrKernel::from_name(plan.kernel.name)?, stream, &call)
+    }
+}
+
+/// How one host view travels: its device buffer, the device view's strides, and whether
+/// the host side is copied in place (dense) or gathered / scattered row-major.
+struct Leg {
+    dev: u64,
+    bytes: usize,
+    strides: Vec<isize>,
+    dense: bool,
+    /// Offset in the pinned staging buffer, when not copied from registered memory.
+    pin: Option<usize>,
+    _registered: Option<host_buffers::InUse>,
+}
+
+fn leg(l: &Layout, host: *const u8, es: usize, sc: &mut Scratch, pin: &mut usize) -> Result<Leg> {
+    let count = l.element_count()?;
+    let bytes = count * es;
+    let dense = l.dense_strides().is_some();
+    let strides = if dense {
+        l.strides()
+    } else {
+        crate::view::contiguous_strides(&l.shape())?
+    };
+    let registered = dense.then(|| host_buffers::lookup(host.cast(), bytes)).flatten();
+    let at = registered.is_none().then(|| {
+        let at = *pin;
+        *pin += bytes.div_ceil(16) * 16;
+        at
+    });
+    Ok(Leg {
+        dev: sc.alloc(bytes)?,
+        bytes,
+        strides,
+        dense,
+        pin: at,
+        _registered: registered,
+    })
+}
+
+/// Host data on the GPU: every view copied to device buffers (in place where dense, else
+/// row-major), the device path run on a stream of ours, the outputs copied back; returns
+/// when they are written.
+fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) -> Result<()> {
+    let batch = req.a.layout().batch();
+    if batch == 0 {
+        return Ok(());
+    }
+    let es = std::mem::size_of::<T>();
+    let ordinal = dev.caps().ordinal;
+    let stream = OwnedStream::new()?;
+    let mut sc = Scratch::new(stream.0);
+    let mut pin_len = 0usize;
+    let a_leg = leg(req.a.layout(), req.a.as_ptr().cast(), es, &mut sc, &mut pin_len)?;
+    let mut outs = req.out.views_mut();
+    let out_legs = outs
+        .iter_mut()
+        .map(|v| {
+            let p = v.as_mut_ptr() as *const u8;
+            leg(v.layout(), p, es, &mut sc, &mut pin_len)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let info_pin = pin_len;
+    pin_len += batch * 4;
+    let info_dev = sc.alloc(batch * 4)?;
+    let mut staging = dev.staging.lock().unwrap_or_else(|p| p.into_inner());
+    let pin = staging.ensure(pin_len)?;
+    // SAFETY: the pinned buffer holds `pin_len` bytes laid out above; host views are the
+    // caller's, each reaching `bytes` from its pointer where dense (dense_strides); device
+    // buffers hold `bytes` each. Copies run on our stream, synchronised before return
+    // (OwnedStream's drop waits too, should anything fail in between).
+    unsafe {
+        let src = match a_leg.pin {
+            None => req.a.as_ptr() as *const u8,
+            Some(at) => {
+                let dst = pin.add(at);
+                if a_leg.dense {
+                    std::ptr::copy_nonoverlapping(req.a.as_ptr() as *const u8, dst, a_leg.bytes);
+                } else {
+                    let c = req.a.to_contiguous()?;
+                    std::ptr::copy_nonoverlapping(c.as_ptr() as *const u8, dst, a_leg.bytes);
+                }
+                dst as *const u8
+            }
+        };
+        driver::copy_to_device(a_leg.dev, src, a_leg.bytes, stream.0)?;
+        let shape = |l: &Layout| l.shape();
+        let a_dev = BatchRef::from_device(
+            a_leg.dev as *const T,
+            ordinal,
+            &shape(req.a.layout()),
+            &a_leg.strides,
         )?;
-        let res = (|| -> Result<()> {
-            let mut sc = driver::Scratch::new(stream);
-            let da = sc.alloc(a_bytes)?;
-            let dq = if q.is_some() {
-                sc.alloc(q_elems * es)?
-            } else {
-                0
-            };
-            let dr = sc.alloc(r_elems * es)?;
-            let dinfo = sc.alloc(batch * 4)?;
-            let a_src = if a_reg.is_some() {
-                a.data.as_ptr() as *const u8
-            } else {
-                std::ptr::copy_nonoverlapping(a.data.as_ptr() as *const u8, pin, a_bytes);
-                pin as *const u8
-            };
-            driver::check(
-                cu::cuMemcpyHtoDAsync_v2(da, a_src as *const _, a_bytes, stream),
-                "cuMemcpyHtoDAsync",
-            )?;
-            let dm = |p: u64, rows: usize, cols: usize| DevMat {
-                ptr: p,
-                batch_stride: (rows * cols) as i64,
-                row_stride: cols as i64,
-                col_stride: 1,
-            };
-            let am = DevMat {
-                ptr: da,
-                batch_stride: a.batch_stride as i64,
-                row_stride: a.row_stride as i64,
-                col_stride: a.col_stride as i64,
-            };
-            let qm = q.as_ref().map(|_| dm(dq, m, q_cols));
-            qr_device::<T>(
-                be,
-                stream,
-                kernel,
+        let shapes: Vec<Vec<usize>> = outs.iter().map(|v| shape(v.layout())).collect();
+        drop(outs);
+        let mut dviews = Vec::with_capacity(out_legs.len());
+        for (sh, lg) in shapes.iter().zip(&out_legs) {
+            dviews.push(BatchMut::<T>::from_device(
+                lg.dev as *mut T,
+                ordinal,
+                sh,
+                &lg.strides,
+            )?);
+        }
+        let mut it = dviews.into_iter();
+        let mut next = || it.next().expect("one device view an output");
+        let out = match &req.out {
+            Outputs::Qr { q, .. } => Outputs::Qr {
+                q: q.as_ref().map(|_| next()),
+                r: next(),
+            },
+            Outputs::Eigh { v, .. } => Outputs::Eigh {
+                w: next(),
+                v: v.as_ref().map(|_| next()),
+            },
+            Outputs::Svd { u, vh, .. } => {
+                let u = u.as_ref().map(|_| next());
+                let s = next();
+                Outputs::Svd {
+                    u,
+                    s,
+                    vh: vh.as_ref().map(|_| next()),
+                }
+            }
+        };
+        let mut dreq = Request {
+            operation: req.operation,
+            a: a_dev,
+            out,
+            info: Some(InfoOut::Device(DeviceWords::new(
+                info_dev as *mut u32,
+                ordinal,
                 batch,
-                m,
-                n,
-                am,
-                qm,
-                q_cols,
-                dm(dr, r_rows, n),
-                r_rows,
-                dinfo,
-            )?;
-            if a_reg.is_none() {
-                // The input copy must be done before the staging buffer is reused for
-                // outputs.
-                driver::check(cu::cuStreamSynchronize(stream), "cuStreamSynchronize")?;
-            }
-            if let Some(home) = q_home {
-                let dst = if q_reg.is_some() { home } else { pin };
-                driver::check(
-                    cu::cuMemcpyDtoHAsync_v2(dst as *mut _, dq, q_elems * es, stream),
-                    "cuMemcpyDtoHAsync",
-                )?;
-            }
-            let dst = if r_reg.is_some() {
-                r_home
-            } else {
-                pin.add(r_off)
+            )?)),
+            place: Place::Cuda {
+                ordinal,
+                stream: Stream::from_raw(stream.0 as *mut c_void),
+            },
+        };
+        run_device(dev, plan, &mut dreq, stream.0)?;
+        let mut outs = req.out.views_mut();
+        for (v, lg) in outs.iter_mut().zip(&out_legs) {
+            let dst = match lg.pin {
+                None => v.as_mut_ptr() as *mut u8,
+                Some(at) => pin.add(at),
             };
-            driver::check(
-                cu::cuMemcpyDtoHAsync_v2(dst as *mut _, dr, r_elems * es, stream),
-                "cuMemcpyDtoHAsync",
-            )?;
-            driver::check(
-                cu::cuMemcpyDtoHAsync_v2(pin.add(info_off) as *mut _, dinfo, batch * 4, stream),
-                "cuMemcpyDtoHAsync",
-            )?;
-            drop(sc);
-            driver::check(cu::cuStreamSynchronize(stream), "cuStreamSynchronize")
-        })();
-        if res.is_err() {
-            // Copies to or from the caller's buffers may still be queued: let them finish
-            // before those buffers go back to the caller.
-            let _ = cu::cuStreamSynchronize(stream);
+            driver::copy_to_host(dst, lg.dev, lg.bytes, stream.0)?;
         }
-        let _ = cu::cuStreamDestroy_v2(stream);
-        res?;
-        if let Some(q) = q.filter(|_| q_reg.is_none()) {
-            let src = std::slice::from_raw_parts(pin as *const T, q_elems);
-            for b in 0..batch {
-                for i in 0..m {
-                    for j in 0..q_cols {
-                        q.data[b * q.batch_stride + i * q.row_stride + j * q.col_stride] =
-                            src[(b * m + i) * q_cols + j];
-                    }
-                }
+        driver::copy_to_host(pin.add(info_pin), info_dev, batch * 4, stream.0)?;
+        drop(sc);
+        stream.sync()?;
+        for (v, lg) in outs.iter_mut().zip(&out_legs) {
+            let Some(at) = lg.pin else { continue };
+            if lg.dense {
+                std::ptr::copy_nonoverlapping(pin.add(at), v.as_mut_ptr() as *mut u8, lg.bytes);
+            } else {
+                let src = std::slice::from_raw_parts(pin.add(at) as *const T, lg.bytes / es);
+                v.copy_from_contiguous(src)?;
             }
         }
-        if r_reg.is_none() {
-            let src = std::slice::from_raw_parts(pin.add(r_off) as *const T, r_elems);
-            for b in 0..batch {
-                for i in 0..r_rows {
-                    for j in 0..n {
-                        r.data[b * r.batch_stride + i * r.row_stride + j * r.col_stride] =
-                            src[(b * r_rows + i) * n + j];
-                    }
-                }
+        if let Some(InfoOut::Host(info)) = &mut req.info {
+            let words = std::slice::from_raw_parts(pin.add(info_pin) as *const u32, batch);
+            for (d, &w) in info.iter_mut().zip(words) {
+                *d = Info(w);
             }
-        }
-        let words = std::slice::from_raw_parts(pin.add(info_off) as *const u32, batch);
-        for (d, &w) in info.iter_mut().zip(words) {
-            *d = Info(w);
         }
     }
     Ok(())
-}
-
-/// Whether strides place a batch of `rows x cols` matrices row-major and contiguous, as
-/// the device writes outputs (strides of dimensions of length 1 do not matter).
-fn is_dense(bs: usize, rs: usize, cs: usize, batch: usize, rows: usize, cols: usize) -> bool {
-    (batch <= 1 || bs == rows * cols) && (rows <= 1 || rs == cols) && (cols <= 1 || cs == 1)
 }
 
 fn all_instantiations() -> Vec<(String, String)> {

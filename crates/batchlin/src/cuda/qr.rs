@@ -1,10 +1,52 @@
-//! GPU QR: which kernel takes a shape, and the multi-launch TSQR for tall matrices.
+//! GPU QR: which kernel takes a shape (the registry's `supports` predicates), which the
+//! rules prefer (`preference`), and the launches, TSQR's multi-launch sequence included.
 
 use cudarc::driver::sys as cu;
 
 use super::driver::{launch, Device, Scratch};
-use super::{DevMat, QrKernel};
-use crate::{DType, Error, Real, Result};
+use super::DeviceCaps;
+use crate::{DType, Error, Problem, Real, Result, Variant};
+
+/// The QR kernels, as the launch code knows them (registry.rs names them for users).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum QrKernel {
+    Warp,
+    Tile,
+    Smem,
+    Wy,
+    Tall,
+    Blocked,
+    Cluster,
+}
+
+impl QrKernel {
+    pub(crate) fn from_name(s: &str) -> Result<QrKernel> {
+        Ok(match s {
+            "warp" => QrKernel::Warp,
+            "tile" => QrKernel::Tile,
+            "smem" => QrKernel::Smem,
+            "wy" => QrKernel::Wy,
+            "tall" => QrKernel::Tall,
+            "blocked" => QrKernel::Blocked,
+            "cluster" => QrKernel::Cluster,
+            _ => {
+                return Err(Error::Argument(format!(
+                    "internal: no CUDA QR kernel {s:?}"
+                )))
+            }
+        })
+    }
+}
+
+/// A batch of matrices in device memory as the kernels take it: element (b, i, j) at
+/// `ptr + (b*bs + i*rs + j*cs) * size_of::<T>()`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KMat {
+    pub ptr: u64,
+    pub bs: i64,
+    pub rs: i64,
+    pub cs: i64,
+}
 
 /// Mirrors `struct QrArgs` in kernels/common.cu.
 #[repr(C)]
@@ -166,7 +208,7 @@ pub(crate) fn tile_shape<T: Real>(m: usize, ncols: usize) -> Option<TileShape> {
 }
 
 /// Whether the tile kernel takes m x `ncols` on this device (its shared memory fits).
-fn tile_fits<T: Real>(dev: &Device, m: usize, ncols: usize) -> bool {
+fn tile_fits<T: Real>(dev: &DeviceCaps, m: usize, ncols: usize) -> bool {
     tile_shape::<T>(m, ncols).is_some_and(|s| s.smem_bytes::<T>() <= dev.smem_optin)
 }
 
@@ -191,7 +233,7 @@ fn wy_rpl(m: usize) -> Option<usize> {
 
 /// Threads a `wy` block: 4 warps when there are enough matrices to fill the GPU with
 /// several blocks an SM, else 8 (and always 8 for f64 above 64 rows: measured).
-fn wy_threads<T: Real>(dev: &Device, mats: u64, m: usize) -> usize {
+fn wy_threads<T: Real>(dev: &DeviceCaps, mats: u64, m: usize) -> usize {
     if mats < 4 * dev.sm_count as u64 || (T::DTYPE == DType::F64 && m > 64) {
         256
     } else {
@@ -294,104 +336,170 @@ fn smem_bytes<T: Real>(m: usize, n: usize, ncols: usize) -> usize {
     (m * (ncols | 1) + 2 * m + 64 + 2 * m.min(n)) * std::mem::size_of::<T>()
 }
 
-/// The kernel `Auto` picks, from the measurements in docs/proposals/cuda-qr.md.
-pub(crate) fn choose<T: Real>(
-    dev: &Device,
-    batch: usize,
-    m: usize,
-    n: usize,
-    ncols: usize,
-    reduced_or_r: bool,
-) -> QrKernel {
-    let tall_ok = reduced_or_r && n <= 64 && m > LEAF && m >= 4 * n;
-    let cluster_ok = tall_ok && dev.cc.0 >= 9 && cluster_shape::<T>(m, n).is_some();
-    if tall_ok && batch < 2 * dev.sm_count as usize {
+/// Columns a kernel holds for `p` (Q's columns too when Q is formed) and whether the
+/// variant is reduced or "r" (Q, if any, m x min(m, n)).
+fn qr_cols(p: &Problem) -> (usize, bool) {
+    match p.variant {
+        Variant::QrComplete => (p.n.max(p.m), p.m <= p.n),
+        Variant::QrReduced => (p.n.max(p.k()), true),
+        _ => (p.n, true),
+    }
+}
+
+/// `f::<T>` for the problem's element type; false for types the kernels do not take.
+fn typed(p: &Problem, f32: impl FnOnce() -> bool, f64: impl FnOnce() -> bool) -> bool {
+    let empty = p.batch == 0 || p.m == 0 || p.n == 0;
+    match p.dtype {
+        // Nothing to factor: the backend fills the outputs without a kernel.
+        DType::F32 | DType::F64 if empty => true,
+        DType::F32 => f32(),
+        DType::F64 => f64(),
+        _ => false,
+    }
+}
+
+fn tall_shape(p: &Problem) -> bool {
+    let (_, reduced_or_r) = qr_cols(p);
+    reduced_or_r && p.n <= 64 && p.m > LEAF
+}
+
+pub(crate) fn supports_warp(p: &Problem, _: &DeviceCaps) -> bool {
+    let nc = qr_cols(p).0;
+    typed(
+        p,
+        || reg_shape::<f32>(p.m, nc).is_some(),
+        || reg_shape::<f64>(p.m, nc).is_some(),
+    )
+}
+
+pub(crate) fn supports_tile(p: &Problem, caps: &DeviceCaps) -> bool {
+    let nc = qr_cols(p).0;
+    typed(
+        p,
+        || tile_fits::<f32>(caps, p.m, nc),
+        || tile_fits::<f64>(caps, p.m, nc),
+    )
+}
+
+fn wy_fits<T: Real>(caps: &DeviceCaps, p: &Problem) -> bool {
+    let nc = qr_cols(p).0;
+    let threads = wy_threads::<T>(caps, p.batch as u64, p.m);
+    wy_rpl(p.m).is_some() && wy_smem_bytes::<T>(p.m, p.n, nc, threads) <= caps.smem_optin
+}
+
+pub(crate) fn supports_wy(p: &Problem, caps: &DeviceCaps) -> bool {
+    typed(p, || wy_fits::<f32>(caps, p), || wy_fits::<f64>(caps, p))
+}
+
+pub(crate) fn supports_smem(p: &Problem, caps: &DeviceCaps) -> bool {
+    let nc = qr_cols(p).0;
+    typed(
+        p,
+        || smem_bytes::<f32>(p.m, p.n, nc) <= caps.smem_optin,
+        || smem_bytes::<f64>(p.m, p.n, nc) <= caps.smem_optin,
+    )
+}
+
+pub(crate) fn supports_tall(p: &Problem, _: &DeviceCaps) -> bool {
+    typed(p, || tall_shape(p), || tall_shape(p))
+}
+
+pub(crate) fn supports_cluster(p: &Problem, caps: &DeviceCaps) -> bool {
+    let ok = qr_cols(p).1 && caps.cc.0 >= 9;
+    typed(
+        p,
+        || ok && cluster_shape::<f32>(p.m, p.n).is_some(),
+        || ok && cluster_shape::<f64>(p.m, p.n).is_some(),
+    )
+}
+
+pub(crate) fn supports_blocked(p: &Problem, _: &DeviceCaps) -> bool {
+    typed(p, || true, || true)
+}
+
+/// The kernels the rules prefer for `p`, best first; the planner takes the first the
+/// registry says supports it. From the measurements in docs/proposals/cuda-qr.md.
+pub(crate) fn preference(p: &Problem, caps: &DeviceCaps) -> Vec<&'static str> {
+    let (m, n) = (p.m, p.n);
+    let tall = tall_shape(p) && m >= 4 * n;
+    if tall && p.batch < 2 * caps.sm_count as usize {
         // A cluster of 8 blocks a matrix, one launch (Hopper and later): 16x1024x64 f32
         // 0.13 ms against blocked's 0.23, 16x2048x64 0.17 against 0.34, 16x1024x32 0.054
-        // against tall's 0.19 (gpu-lab, cuda-qr.md "Session 4" and "Session 6").
-        if cluster_ok {
-            return QrKernel::Cluster;
-        }
-        // Measured (cuda-qr.md): blocked beats TSQR with wy leaves in f32 at 16x1024x64
-        // (0.45 vs 0.57 ms) and 16x2048x64 (0.59 vs 0.75), in f64 at 1024 rows (0.57 vs
-        // 0.69) but not at 2048 (1.86 vs 1.03).
-        let rows_max = if T::DTYPE == DType::F32 { 2048 } else { 1024 };
-        if n > 32 && m <= rows_max {
-            return QrKernel::Blocked;
-        }
-        return QrKernel::Tall;
-    }
-    // Larger batches of tall matrices from 256 rows: the cluster kernel from 512 rows (64
-    // rows a block), TSQR below; both beat smem, which Auto took where the matrix fit
-    // (f32 2048x512x64: cluster 4.5 ms, tall 7.0, smem 39.6; 1024x256x64: tall 1.5, cluster
-    // 2.3, smem 3.7; 512x1024x64: cluster 1.8, tall 3.9. cuda-qr.md "Session 6").
-    if tall_ok && m >= 256 {
-        return if cluster_ok && m >= 512 {
-            QrKernel::Cluster
+        // against tall's 0.19. Without clusters, blocked beats TSQR with wy leaves in f32
+        // at 16x1024x64 (0.45 vs 0.57 ms) and 16x2048x64 (0.59 vs 0.75), in f64 at 1024
+        // rows (0.57 vs 0.69) but not at 2048 (1.86 vs 1.03).
+        let rows_max = if p.dtype == DType::F32 { 2048 } else { 1024 };
+        return if n > 32 && m <= rows_max {
+            vec!["cluster", "blocked", "tall"]
         } else {
-            QrKernel::Tall
+            vec!["cluster", "tall"]
         };
     }
-    if warp_wins::<T>(m, ncols) {
-        return QrKernel::Warp;
+    // Larger batches of tall matrices from 256 rows: the cluster kernel from 512 rows (64
+    // rows a block), TSQR below; both beat smem (f32 2048x512x64: cluster 4.5 ms, tall
+    // 7.0, smem 39.6; 1024x256x64: tall 1.5, cluster 2.3, smem 3.7; 512x1024x64: cluster
+    // 1.8, tall 3.9).
+    if tall && m >= 256 {
+        return if m >= 512 {
+            vec!["cluster", "tall"]
+        } else {
+            vec!["tall"]
+        };
     }
-    // tile up to 128 x 128: 1.4-3.9x faster than warp and wy wherever both were measured
-    // (4096x64x64 f32 0.31 against 0.45 ms, 1024x128x128 0.60 against wy's 1.41,
-    // 4096x128x32 0.19 against 0.74; f64 64x64 0.64 against 1.07: cuda-qr.md "Session 5").
-    if tile_fits::<T>(dev, m, ncols) {
-        return QrKernel::Tile;
-    }
-    // wy up to 128 rows beyond 128 columns (1024x128x128 f32 1.35 ms against blocked's 1.69).
-    if wy_rpl(m).is_some() && wy_smem_bytes::<T>(m, n, ncols, 256) <= dev.smem_optin {
-        return QrKernel::Wy;
-    }
-    // blocked: 1.4-2.9x faster than smem from 128 columns on
+    // warp wherever it fits, up to 32 columns and 64 rows (f64: 32): 4096x32x32 f32
+    // 0.057 ms; 4096x64x32 0.19 against tile's 0.23. Then tile up to 128 x 128: 1.4-3.9x
+    // faster than warp and wy wherever both were measured (4096x64x64 f32 0.31 against
+    // 0.45 ms, 1024x128x128 0.60 against wy's 1.41, 4096x128x32 0.19 against 0.74; f64
+    // 64x64 0.64 against 1.07). wy up to 128 rows beyond 128 columns (1024x128x128 f32
+    // 1.35 ms against blocked's 1.69). blocked 1.4-2.9x faster than smem from 128 columns
+    // on; beyond shared memory blocked (10-40x faster than the retired one-block-a-matrix
+    // kernel in global memory at every shape measured).
+    let mut v = vec!["warp", "tile", "wy"];
     if m.min(n) >= 128 {
-        return QrKernel::Blocked;
+        v.push("blocked");
     }
-    if smem_bytes::<T>(m, n, ncols) <= dev.smem_optin {
-        return QrKernel::Smem;
+    v.push("smem");
+    if tall {
+        v.push("tall");
     }
-    if tall_ok {
-        return QrKernel::Tall;
-    }
-    // beyond shared memory: blocked (10-40x faster than the retired one-block-a-matrix
-    // kernel in global memory at every shape measured)
-    QrKernel::Blocked
+    v.push("blocked");
+    v
 }
 
 pub(crate) struct Call {
     pub batch: usize,
     pub m: usize,
     pub n: usize,
-    pub a: DevMat,
-    pub q: Option<DevMat>,
+    pub a: KMat,
+    pub q: Option<KMat>,
     pub qcols: usize,
-    pub r: DevMat,
+    pub r: KMat,
     pub rrows: usize,
     pub info: u64,
+    /// The blocked kernel's panel width (the plan's).
+    pub panel: usize,
 }
 
 fn base_args(c: &Call) -> QrArgs {
-    let q = c.q.unwrap_or(DevMat {
+    let q = c.q.unwrap_or(KMat {
         ptr: 0,
-        batch_stride: 0,
-        row_stride: 0,
-        col_stride: 0,
+        bs: 0,
+        rs: 0,
+        cs: 0,
     });
     QrArgs {
         a: c.a.ptr,
-        a_bs: c.a.batch_stride,
-        a_rs: c.a.row_stride,
-        a_cs: c.a.col_stride,
+        a_bs: c.a.bs,
+        a_rs: c.a.rs,
+        a_cs: c.a.cs,
         q: q.ptr,
-        q_bs: q.batch_stride,
-        q_rs: q.row_stride,
-        q_cs: q.col_stride,
+        q_bs: q.bs,
+        q_rs: q.rs,
+        q_cs: q.cs,
         r: c.r.ptr,
-        r_bs: c.r.batch_stride,
-        r_rs: c.r.row_stride,
-        r_cs: c.r.col_stride,
+        r_bs: c.r.bs,
+        r_rs: c.r.rs,
+        r_cs: c.r.cs,
         info: c.info,
         batch: c.batch as i32,
         inner: 1,
@@ -512,7 +620,7 @@ unsafe fn launch_single<T: Real>(
             )?;
             (f, total * CLUSTER_BLOCKS as u64, threads, smem)
         }
-        QrKernel::Tall | QrKernel::Blocked | QrKernel::Auto => {
+        QrKernel::Tall | QrKernel::Blocked => {
             return Err(Error::Argument(
                 "internal: not a single-level kernel".into(),
             ))
@@ -537,15 +645,15 @@ pub(crate) unsafe fn eye<T: Real>(
     stream: cu::CUstream,
     batch: usize,
     m: usize,
-    q: DevMat,
+    q: KMat,
 ) -> Result<()> {
     let (tn, ct) = tname::<T>();
     let f = dev.function(&format!("eye_{tn}"), &format!("BL_EYE({tn}, {ct})"), 0)?;
     let p = QrArgs {
         q: q.ptr,
-        q_bs: q.batch_stride,
-        q_rs: q.row_stride,
-        q_cs: q.col_stride,
+        q_bs: q.bs,
+        q_rs: q.rs,
+        q_cs: q.cs,
         batch: i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))?,
         m: m as i32,
         qcols: m as i32,
@@ -613,10 +721,10 @@ unsafe fn tall<T: Real>(
         };
         let p = QrArgs {
             a: cur.ptr,
-            a_bs: cur.batch_stride,
-            a_is: cur.row_stride * LEAF as i64,
-            a_rs: cur.row_stride,
-            a_cs: cur.col_stride,
+            a_bs: cur.bs,
+            a_is: cur.rs * LEAF as i64,
+            a_rs: cur.rs,
+            a_cs: cur.cs,
             q: qleaf,
             q_bs: (rows * n) as i64,
             q_is: (LEAF * n) as i64,
@@ -644,11 +752,11 @@ unsafe fn tall<T: Real>(
             mlast,
             qleaf,
         });
-        cur = DevMat {
+        cur = KMat {
             ptr: s,
-            batch_stride: (srows * n) as i64,
-            row_stride: n as i64,
-            col_stride: 1,
+            bs: (srows * n) as i64,
+            rs: n as i64,
+            cs: 1,
         };
         rows = srows;
     }
@@ -659,9 +767,9 @@ unsafe fn tall<T: Real>(
     };
     let mut p = base_args(c);
     p.a = cur.ptr;
-    p.a_bs = cur.batch_stride;
-    p.a_rs = cur.row_stride;
-    p.a_cs = cur.col_stride;
+    p.a_bs = cur.bs;
+    p.a_rs = cur.rs;
+    p.a_cs = cur.cs;
     p.m = rows as i32;
     p.m_last = rows as i32;
     p.q = qtop;
@@ -686,7 +794,7 @@ unsafe fn tall<T: Real>(
         (qtop, (rows * n) as i64, n as i64, 1i64);
     for (l, lv) in levels.iter().enumerate().rev() {
         let (cptr, c_bs, c_rs, c_cs) = if l == 0 {
-            (uq.ptr, uq.batch_stride, uq.row_stride, uq.col_stride)
+            (uq.ptr, uq.bs, uq.rs, uq.cs)
         } else {
             (
                 sc.alloc(batch * lv.rows * n * es)?,

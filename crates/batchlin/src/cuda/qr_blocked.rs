@@ -12,9 +12,10 @@
 
 use cudarc::driver::sys as cu;
 
-use super::driver::{check, launch, Device, Func, Scratch};
+use super::driver::{launch, zero_words, Device, Func, Scratch};
+use super::DeviceCaps;
 use super::qr::Call;
-use crate::{DType, Error, Real, Result};
+use crate::{DType, Error, Problem, Real, Result};
 
 /// Mirrors `struct BqArgs` in kernels/qr_blocked.cu.
 #[repr(C)]
@@ -238,26 +239,16 @@ fn kernels<T: Real>(dev: &Device, nb: usize, wantq: bool, ru_for: [bool; 2]) -> 
 /// Panel width: 32 columns, or 16 where a 32-wide first panel does not fit in shared
 /// memory but a 16-wide one does (f64 beyond ~900 rows), or where only the 16-wide
 /// `bq_panel_ru` takes the panels (f64 with batch <= SMs and m <= 1024: 1x256x256 1.30 ->
-/// 0.85 ms). `BATCHLIN_BQ_NB` (16 or 32) overrides it, for measurements: read once a
-/// process, not once a call.
-fn panel_width<T: Real>(dev: &Device, batch: usize, m: usize) -> usize {
-    static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    let forced = *FORCED.get_or_init(|| {
-        std::env::var("BATCHLIN_BQ_NB")
-            .ok()
-            .and_then(|s| s.parse::<usize>().ok())
-            .filter(|&nb| nb == 16 || nb == 32)
-    });
-    if let Some(nb) = forced {
-        return nb;
-    }
-    let (tn, _) = tname::<T>();
-    if batch <= dev.sm_count as usize && ru_rpt(tn, 32, m).is_none() && ru_rpt(tn, 16, m).is_some()
+/// 0.85 ms). The planner calls this; `Params::qr_blocked_panel` overrides it.
+pub(crate) fn panel_width(p: &Problem, caps: &DeviceCaps) -> usize {
+    let tn = if p.dtype == DType::F64 { "f64" } else { "f32" };
+    let (batch, m) = (p.batch, p.m);
+    if batch <= caps.sm_count as usize && ru_rpt(tn, 32, m).is_none() && ru_rpt(tn, 16, m).is_some()
     {
         return 16;
     }
-    let es = std::mem::size_of::<T>();
-    let room = dev.smem_optin.saturating_sub(PANEL_STATIC_SMEM);
+    let es = p.dtype.size();
+    let room = caps.smem_optin.saturating_sub(PANEL_STATIC_SMEM);
     if m * 32 * es <= room || m * 16 * es > room {
         32
     } else {
@@ -302,7 +293,7 @@ pub(crate) unsafe fn run<T: Real>(
     let wantq = c.q.is_some();
     let qc = if wantq { c.qcols } else { 0 };
     let es = std::mem::size_of::<T>();
-    let nbk = panel_width::<T>(dev, batch, m);
+    let nbk = c.panel;
     let npan = k.div_ceil(nbk);
     let (tn, _) = tname::<T>();
     // The unrolled register panel where the panel blocks do not share SMs (a lone matrix,
@@ -345,23 +336,17 @@ pub(crate) unsafe fn run<T: Real>(
     let y = sc.alloc(batch * max_split * nbk * ldy * es)?;
     let z = sc.alloc(batch * nbk * ldy * es)?;
     let mx = sc.alloc(batch * 8)?;
-    check(
-        cu::cuMemsetD32Async(mx, 0, batch * 2, stream),
-        "cuMemsetD32Async",
-    )?;
+    zero_words(mx, batch * 2, stream)?;
     // bq_vtw's counters, one a (matrix, 64-column tile); each returns to zero after use.
     let ncnt = batch * ldy.div_ceil(64);
     let cnt = sc.alloc(ncnt * 4)?;
-    check(
-        cu::cuMemsetD32Async(cnt, 0, ncnt, stream),
-        "cuMemsetD32Async",
-    )?;
+    zero_words(cnt, ncnt, stream)?;
 
     let base = BqArgs {
         a: c.a.ptr,
-        a_bs: c.a.batch_stride,
-        a_rs: c.a.row_stride,
-        a_cs: c.a.col_stride,
+        a_bs: c.a.bs,
+        a_rs: c.a.rs,
+        a_cs: c.a.cs,
         w,
         w_bs: (m * n) as i64,
         tau,
@@ -485,9 +470,9 @@ pub(crate) unsafe fn run<T: Real>(
         stream,
         &BqArgs {
             o: r.ptr,
-            o_bs: r.batch_stride,
-            o_rs: r.row_stride,
-            o_cs: r.col_stride,
+            o_bs: r.bs,
+            o_rs: r.rs,
+            o_cs: r.cs,
             orows: c.rrows as i32,
             ocols: n as i32,
             tiles: tr as i32,
@@ -524,9 +509,9 @@ pub(crate) unsafe fn run<T: Real>(
         stream,
         &BqArgs {
             o: q.ptr,
-            o_bs: q.batch_stride,
-            o_rs: q.row_stride,
-            o_cs: q.col_stride,
+            o_bs: q.bs,
+            o_rs: q.rs,
+            o_cs: q.cs,
             ..pq
         },
     )

@@ -3,9 +3,9 @@
 //!
 //! Pinning memory (`cuMemHostRegister`) costs time per megabyte, so it is done once per
 //! buffer rather than per call, as the seed's "known buffers" were. A registered range
-//! is page-locked for every context (`CU_MEMHOSTREGISTER_PORTABLE`), so [`super::qr_host`]
-//! copies straight between it and the device (`cuMemcpyHtoDAsync` / `cuMemcpyDtoHAsync`,
-//! true DMA) instead of going through its own pinned staging buffer.
+//! is page-locked for every context (`CU_MEMHOSTREGISTER_PORTABLE`), so a GPU call on
+//! host data copies straight between it and the device (true DMA) instead of going
+//! through the backend's own pinned staging buffer.
 //!
 //! The registry is a map from start address to length under one mutex, held only to
 //! register, unregister and look up (never while a GPU call runs). A lookup returns an
@@ -17,9 +17,7 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys as cu;
-
-use super::{driver, CudaBackend};
+use super::driver;
 use crate::{Error, Result};
 
 struct Entry {
@@ -71,7 +69,7 @@ pub unsafe fn register(ptr: *mut c_void, bytes: usize) -> Result<()> {
             "{start:#x} + {bytes} bytes overflows the address space"
         ))
     })?;
-    let be = CudaBackend::get()?;
+    let dev = super::device(0)?;
     let mut map = registry();
     let before = map
         .range(..end)
@@ -84,11 +82,9 @@ pub unsafe fn register(ptr: *mut c_void, bytes: usize) -> Result<()> {
             s + e.len
         )));
     }
-    be.dev.make_current()?;
-    driver::check(
-        cu::cuMemHostRegister_v2(ptr, bytes, cu::CU_MEMHOSTREGISTER_PORTABLE),
-        "cuMemHostRegister",
-    )?;
+    // Portable: page-locked for every device's context, whichever is current.
+    let _ctx = dev.dev.enter()?;
+    driver::host_register(ptr, bytes)?;
     map.insert(
         start,
         Entry {
@@ -119,16 +115,11 @@ pub fn unregister(ptr: *mut c_void) -> Result<()> {
     }
     map.remove(&start);
     // Registered means CUDA was available, so this cannot fail here.
-    let be = CudaBackend::get()?;
-    be.dev.make_current()?;
+    let dev = super::device(0)?;
+    let _ctx = dev.dev.enter()?;
     // SAFETY: `start` was registered by `register` and no call is using it; the driver
     // only unpins the pages, it reads and writes nothing.
-    unsafe {
-        driver::check(
-            cu::cuMemHostUnregister(start as *mut c_void),
-            "cuMemHostUnregister",
-        )
-    }
+    unsafe { driver::host_unregister(start as *mut c_void) }
 }
 
 /// A token keeping `[ptr, ptr + bytes)` registered, when it lies inside one registered

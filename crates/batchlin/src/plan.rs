@@ -1,0 +1,291 @@
+//! The planner: for a problem, a place and options, which backend and kernel run it and
+//! with which parameters. A forced backend or kernel is honoured (and checked against the
+//! kernel's `supports`); otherwise the measured rules below choose. They are the
+//! fallback a measured cost table will plug in front of, here, in [`plan`]
+//! (docs/ARCHITECTURE.md, "The planner").
+
+use crate::cuda;
+use crate::error::{Error, Result};
+use crate::place::Place;
+use crate::problem::{Backend, Op, Options, Problem, Variant};
+use crate::registry::{self, Kernel, Target};
+use crate::scalar::DType;
+use std::fmt;
+
+/// Parameters of the chosen kernel, fixed by the planner (or the caller's `Params`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum KernelParams {
+    #[default]
+    None,
+    /// The CUDA `blocked` QR kernel's panel width.
+    QrBlocked { panel: usize },
+}
+
+/// Bytes a plan moves between the host and a device (host data computed on the GPU).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Copies {
+    pub to_device: usize,
+    pub to_host: usize,
+}
+
+/// How a call runs.
+#[derive(Copy, Clone, Debug)]
+pub struct Plan {
+    pub problem: Problem,
+    pub backend: Backend,
+    pub kernel: &'static Kernel,
+    pub params: KernelParams,
+    /// The CUDA device, for the CUDA backend.
+    pub ordinal: Option<usize>,
+    /// Some when host data is copied to the device and back.
+    pub copies: Option<Copies>,
+    /// Why this backend and kernel: "forced", or the rules.
+    pub source: &'static str,
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.ordinal {
+            Some(d) => write!(f, "{}:{d} {}", self.backend, self.kernel.name)?,
+            None => write!(f, "{} {}", self.backend, self.kernel.name)?,
+        }
+        if let KernelParams::QrBlocked { panel } = self.params {
+            write!(f, " (panel {panel})")?;
+        }
+        if let Some(c) = self.copies {
+            let mb = |b: usize| b as f64 / 1e6;
+            write!(
+                f,
+                ", host data copied: {:.1} MB in, {:.1} MB out",
+                mb(c.to_device),
+                mb(c.to_host)
+            )?;
+        }
+        write!(f, " [{}]", self.source)
+    }
+}
+
+/// The environment's forced backend, if any (`BATCHLIN_BACKEND=cpu-faer`, ...).
+pub fn env_override() -> Result<Option<Backend>> {
+    match std::env::var("BATCHLIN_BACKEND") {
+        Ok(v) => match v.parse::<Backend>()? {
+            Backend::Auto => Ok(None),
+            b => Ok(Some(b)),
+        },
+        Err(_) => Ok(None),
+    }
+}
+
+/// Where the routing decisions come from, for users to see.
+pub fn policy_source() -> String {
+    match env_override() {
+        Ok(Some(b)) => format!("forced by BATCHLIN_BACKEND={b}"),
+        Ok(None) => "measured rules (no cost table for this machine yet)".into(),
+        Err(e) => format!("BATCHLIN_BACKEND is invalid ({}); rules", e.message()),
+    }
+}
+
+/// Largest max(m, n) for which the CPU's own small-matrix kernels beat faer, per op and
+/// element type: measured one matrix on one core with
+/// `cargo run --release -p batchlin --example kernels_vs_faer` (2026-11-30,
+/// docs/results/cpu-2core/kernels_vs_faer-2026-11-30-padded.md: f32 QR 1.8x faer at 128
+/// and 1.0x at 192, eigh 1.2x at 192 (0.9-1.2x at 256, where the batch of 256 on two
+/// cores measured faster with faer), SVD 1.3x at 192 and 1.1x at 256; f64 QR 1.1x at 128,
+/// eigh 1.4x at 128 and 0.8x at 192, SVD 1.2x at 128 and 1.0x at 192). Above it faer's
+/// blocked algorithms win.
+pub(crate) fn small_kernel_limit(op: Op, dtype: DType) -> usize {
+    match (op, dtype == DType::F64) {
+        (_, true) => 128,
+        (Op::Qr, false) => 160,
+        (Op::Eigh | Op::Svd, false) => 192,
+    }
+}
+
+/// The CPU backend the rules pick for host data (the batch does not matter yet).
+fn cpu_rule(p: &Problem) -> Backend {
+    if p.m.max(p.n) <= small_kernel_limit(p.op(), p.dtype) {
+        Backend::CpuSmall
+    } else {
+        Backend::CpuFaer
+    }
+}
+
+/// Plan `problem` at `place` under `opts`.
+pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
+    let forced = match opts.backend {
+        Backend::Auto => env_override()?,
+        b => Some(b),
+    };
+    let backend = match (place, forced) {
+        (Place::Cuda { .. }, None | Some(Backend::Cuda)) => Backend::Cuda,
+        (Place::Cuda { ordinal, .. }, Some(b)) => {
+            return Err(Error::Argument(format!(
+                "the data is on cuda:{ordinal}: backend {b} cannot take it (use cuda or auto)"
+            )))
+        }
+        (Place::Host, Some(b)) => b,
+        // A kernel named without a backend names its backend: the first that has it.
+        (Place::Host, None) => match opts.kernel {
+            Some(name) => registry::KERNELS
+                .iter()
+                .find(|k| k.op == problem.op() && k.name == name)
+                .map(|k| k.backend)
+                .ok_or_else(|| {
+                    Error::Argument(format!("no kernel named {name:?} for {}", problem.op()))
+                })?,
+            None => cpu_rule(problem),
+        },
+    };
+    let source = if forced.is_some() || opts.kernel.is_some() {
+        "forced"
+    } else {
+        "rules"
+    };
+    if backend != Backend::Cuda {
+        let kernel = pick(problem, backend, &Target::Cpu, opts, &[])?;
+        return Ok(Plan {
+            problem: *problem,
+            backend,
+            kernel,
+            params: KernelParams::None,
+            ordinal: None,
+            copies: None,
+            source,
+        });
+    }
+    let ordinal = match place {
+        Place::Cuda { ordinal, .. } => *ordinal,
+        Place::Host => 0,
+    };
+    let dev = cuda::device(ordinal)?;
+    let caps = dev.caps();
+    let prefer = match problem.op() {
+        Op::Qr => cuda::qr::preference(problem, caps),
+        _ => Vec::new(),
+    };
+    let kernel = pick(problem, backend, &Target::Cuda(caps), opts, &prefer)?;
+    let params = match kernel.name {
+        "blocked" => KernelParams::QrBlocked {
+            panel: match opts.params.qr_blocked_panel {
+                Some(p) if p == 16 || p == 32 => p,
+                Some(p) => {
+                    return Err(Error::Argument(format!(
+                        "the blocked QR kernel's panel is 16 or 32 columns, not {p}"
+                    )))
+                }
+                None => cuda::qr_blocked::panel_width(problem, caps),
+            },
+        },
+        _ => KernelParams::None,
+    };
+    let copies = matches!(place, Place::Host).then(|| host_copies(problem));
+    Ok(Plan {
+        problem: *problem,
+        backend,
+        kernel,
+        params,
+        ordinal: Some(ordinal),
+        copies,
+        source,
+    })
+}
+
+/// The kernel: the one forced (checked), else the first of `prefer` the registry says
+/// takes the problem, else the backend's first kernel that does.
+fn pick(
+    p: &Problem,
+    backend: Backend,
+    target: &Target,
+    opts: &Options,
+    prefer: &[&str],
+) -> Result<&'static Kernel> {
+    let op = p.op();
+    if let Some(name) = opts.kernel {
+        let k = registry::find(op, backend, name)?;
+        if !k.supports(p, target) {
+            return Err(Error::Argument(format!(
+                "the {backend} kernel {name} does not take {p}"
+            )));
+        }
+        return Ok(k);
+    }
+    let mut all = registry::kernels(op, backend).peekable();
+    if all.peek().is_none() {
+        let on: Vec<_> = registry::KERNELS
+            .iter()
+            .filter(|k| k.backend == backend)
+            .map(|k| k.op.name())
+            .fold(Vec::new(), |mut v, o| {
+                if !v.contains(&o) {
+                    v.push(o)
+                }
+                v
+            });
+        return Err(Error::Unavailable(format!(
+            "backend {backend} does not run {op} yet (it has kernels for {})",
+            on.join(", ")
+        )));
+    }
+    let supported = |name: &str| {
+        registry::kernels(op, backend).find(|k| k.name == name && k.supports(p, target))
+    };
+    prefer
+        .iter()
+        .find_map(|n| supported(n))
+        .or_else(|| registry::kernels(op, backend).find(|k| k.supports(p, target)))
+        .ok_or_else(|| Error::Unavailable(format!("no {backend} kernel takes {p}")))
+}
+
+/// Bytes in and out for host data on the GPU: the input, then every output and the info
+/// words.
+fn host_copies(p: &Problem) -> Copies {
+    let es = p.dtype.size();
+    let (b, m, n, k) = (p.batch, p.m, p.n, p.k());
+    let out = match p.variant {
+        Variant::QrReduced => m * k + k * n,
+        Variant::QrComplete => m * m + m * n,
+        Variant::QrR => k * n,
+        Variant::Eigh => n + n * n,
+        Variant::Eigvalsh => n,
+        Variant::SvdThin => m * k + k + k * n,
+        Variant::SvdFull => m * m + k + n * n,
+        Variant::Svdvals => k,
+    };
+    Copies {
+        to_device: b.saturating_mul(m * n).saturating_mul(es),
+        to_host: b.saturating_mul(out * es + 4),
+    }
+}
+
+/// The backend a call of this op and shape on host data would run on (the op's main
+/// variant: QR reduced, eigh with vectors, the thin SVD).
+pub fn backend_for(op: Op, dtype: DType, batch: usize, m: usize, n: usize) -> Result<Backend> {
+    Ok(plan_for(op, dtype, batch, m, n, &Place::Host)?.backend)
+}
+
+/// The plan for a call of this op and shape at `place` (the op's main variant).
+pub fn plan_for(
+    op: Op,
+    dtype: DType,
+    batch: usize,
+    m: usize,
+    n: usize,
+    place: &Place,
+) -> Result<Plan> {
+    let variant = match op {
+        Op::Qr => Variant::QrReduced,
+        Op::Eigh => Variant::Eigh,
+        Op::Svd => Variant::SvdThin,
+    };
+    if !matches!(dtype, DType::F32 | DType::F64) {
+        return Err(Error::DType(format!(
+            "batchlin computes in float32 and float64, not {}",
+            dtype.name()
+        )));
+    }
+    plan(
+        &Problem::new(variant, dtype, batch, m, n),
+        place,
+        &Options::default(),
+    )
+}

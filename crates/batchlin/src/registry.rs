@@ -1,0 +1,168 @@
+//! Every kernel batchlin has, in one list: (operation, backend, name) and a `supports`
+//! predicate saying whether it can take a problem on a device, kept apart from whether
+//! the planner prefers it (plan.rs). Tests, `bench` and sweeps iterate over [`KERNELS`],
+//! so a kernel added here is tested and timed (docs/ARCHITECTURE.md, "Adding a kernel").
+
+use crate::cuda::{self, DeviceCaps};
+use crate::error::{Error, Result};
+use crate::problem::{Backend, Op, Problem};
+
+/// The device a kernel would run on, as its predicate sees it.
+#[derive(Copy, Clone, Debug)]
+pub enum Target<'a> {
+    Cpu,
+    Cuda(&'a DeviceCaps),
+}
+
+/// One kernel: an algorithm of one backend for one operation.
+#[derive(Debug)]
+pub struct Kernel {
+    pub op: Op,
+    pub backend: Backend,
+    /// Unique within (op, backend): what `Options::kernel` names.
+    pub name: &'static str,
+    /// What it is and where it is meant to win, in a line.
+    pub about: &'static str,
+    /// Whether it can take `problem` on `target` (shape, variant, type, shared memory,
+    /// compute capability): capability only, never preference.
+    pub supports: fn(&Problem, &Target) -> bool,
+}
+
+impl Kernel {
+    pub fn supports(&self, p: &Problem, t: &Target) -> bool {
+        p.op() == self.op && (self.supports)(p, t)
+    }
+}
+
+fn any(_: &Problem, t: &Target) -> bool {
+    matches!(t, Target::Cpu)
+}
+
+macro_rules! cuda_qr {
+    ($name:literal, $about:literal, $f:path) => {
+        Kernel {
+            op: Op::Qr,
+            backend: Backend::Cuda,
+            name: $name,
+            about: $about,
+            supports: |p, t| matches!(t, Target::Cuda(caps) if $f(p, caps)),
+        }
+    };
+}
+
+/// Every kernel. The CPU backends run every operation at every size; each CUDA kernel
+/// takes the shapes its predicate names.
+pub static KERNELS: &[Kernel] = &[
+    Kernel {
+        op: Op::Qr,
+        backend: Backend::CpuSmall,
+        name: "small",
+        about: "unblocked Householder QR, padded AVX2 chunks; small matrices",
+        supports: any,
+    },
+    Kernel {
+        op: Op::Eigh,
+        backend: Backend::CpuSmall,
+        name: "small",
+        about: "tridiagonalisation and implicit QL, or divide and conquer; small matrices",
+        supports: any,
+    },
+    Kernel {
+        op: Op::Svd,
+        backend: Backend::CpuSmall,
+        name: "small",
+        about: "Golub-Kahan bidiagonalisation and implicit QR; small matrices",
+        supports: any,
+    },
+    Kernel {
+        op: Op::Qr,
+        backend: Backend::CpuFaer,
+        name: "faer",
+        about: "faer's blocked Householder QR; large matrices",
+        supports: any,
+    },
+    Kernel {
+        op: Op::Eigh,
+        backend: Backend::CpuFaer,
+        name: "faer",
+        about: "faer's self-adjoint eigendecomposition; large matrices",
+        supports: any,
+    },
+    Kernel {
+        op: Op::Svd,
+        backend: Backend::CpuFaer,
+        name: "faer",
+        about: "faer's SVD; large and tall matrices",
+        supports: any,
+    },
+    cuda_qr!(
+        "warp",
+        "a matrix per 8-32 lanes, a column a lane, in registers (up to 32 columns)",
+        cuda::qr::supports_warp
+    ),
+    cuda_qr!(
+        "tile",
+        "a block a matrix, the matrix in registers over a 2-D thread grid (up to 128x128)",
+        cuda::qr::supports_tile
+    ),
+    cuda_qr!(
+        "wy",
+        "a block a matrix in shared memory, panels of 8 (compact WY); up to 128 rows",
+        cuda::qr::supports_wy
+    ),
+    cuda_qr!(
+        "smem",
+        "a block a matrix in shared memory, unblocked",
+        cuda::qr::supports_smem
+    ),
+    cuda_qr!(
+        "tall",
+        "TSQR over 128-row leaves, Q by batched products (tall, up to 64 columns)",
+        cuda::qr::supports_tall
+    ),
+    cuda_qr!(
+        "cluster",
+        "a cluster of 8 blocks a matrix, a row a thread (tall, small batches; sm_90+)",
+        cuda::qr::supports_cluster
+    ),
+    cuda_qr!(
+        "blocked",
+        "blocked Householder QR across the grid (any size; large matrices)",
+        cuda::qr::supports_blocked
+    ),
+];
+
+/// The kernels of one operation and backend, in registry order.
+pub fn kernels(op: Op, backend: Backend) -> impl Iterator<Item = &'static Kernel> {
+    KERNELS
+        .iter()
+        .filter(move |k| k.op == op && k.backend == backend)
+}
+
+/// The backends that have a kernel for `op`.
+pub fn backends(op: Op) -> Vec<Backend> {
+    let mut v: Vec<Backend> = Vec::new();
+    for k in KERNELS.iter().filter(|k| k.op == op) {
+        if !v.contains(&k.backend) {
+            v.push(k.backend);
+        }
+    }
+    v
+}
+
+/// The kernel `name` of `op` on `backend`.
+pub fn find(op: Op, backend: Backend, name: &str) -> Result<&'static Kernel> {
+    kernels(op, backend)
+        .find(|k| k.name == name)
+        .ok_or_else(|| {
+            let names: Vec<_> = kernels(op, backend).map(|k| k.name).collect();
+            if names.is_empty() {
+                Error::Unavailable(format!("backend {backend} has no kernel for {op}"))
+            } else {
+                Error::Argument(format!(
+                    "unknown {backend} kernel {name:?} for {op}: expected one of {}",
+                    names.join(", ")
+                ))
+            }
+        })
+}

@@ -1,0 +1,264 @@
+//! The one timing harness: `bench`, the kernel sweeps of the GPU tests, and the lab time
+//! calls through it, so every figure is taken the same way (docs/ARCHITECTURE.md,
+//! "Measuring"). A timed call goes through the entry with a fixed plan's options, so what
+//! is timed is what users run.
+//!
+//! - GPU: inputs uploaded once in enough copies (rotated) that the 50 MB L2 does not
+//!   flatter small problems, outputs allocated once, CUDA events around each call on a
+//!   stream of ours, 3 warm-ups, the median of `reps`.
+//! - CPU: wall clock around each call, 1 warm-up, the median of `reps`.
+
+use crate::cuda::{self, DeviceBuffer, EventPair};
+use crate::entry::{self, DeviceWords, InfoOut, Outputs, Request};
+use crate::error::{Error, Result};
+use crate::info::Info;
+use crate::place::{Place, Stream};
+use crate::plan::{self, Plan};
+use crate::problem::{Operation, Options, Problem, Variant};
+use crate::scalar::Real;
+use crate::view::{contiguous_strides, BatchMut, BatchRef, Tensor};
+
+/// A timed call: the plan it ran by, the median and spread of its times, and the
+/// outputs of the last call (row-major, as the allocating front door returns them).
+pub struct Timing<T> {
+    pub plan: Plan,
+    /// Median milliseconds a call.
+    pub ms: f64,
+    /// Fastest and slowest call, milliseconds.
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Which of the inputs the last call read.
+    pub last_input: usize,
+    /// The outputs of the last call, in the order the operation returns them (Q, R;
+    /// W, V; U, S, Vh), and its info words.
+    pub outputs: Vec<Tensor<T>>,
+    pub info: Vec<Info>,
+}
+
+/// Output shapes of `p` (batch flattened to one dimension), in return order.
+pub fn output_shapes(p: &Problem) -> Vec<Vec<usize>> {
+    let (b, m, n, k) = (p.batch, p.m, p.n, p.k());
+    match p.variant {
+        Variant::QrReduced => vec![vec![b, m, k], vec![b, k, n]],
+        Variant::QrComplete => vec![vec![b, m, m], vec![b, m, n]],
+        Variant::QrR => vec![vec![b, k, n]],
+        Variant::Eigh => vec![vec![b, n], vec![b, n, n]],
+        Variant::Eigvalsh => vec![vec![b, n]],
+        Variant::SvdThin => vec![vec![b, m, k], vec![b, k], vec![b, k, n]],
+        Variant::SvdFull => vec![vec![b, m, m], vec![b, k], vec![b, n, n]],
+        Variant::Svdvals => vec![vec![b, k]],
+    }
+}
+
+/// Output views over `bufs` (one per output shape) in `Outputs` form; `make` builds a
+/// view of the i-th buffer (matrix or, for W and S, vector shape).
+fn outputs_of<'a, T>(
+    op: Operation,
+    mut make: impl FnMut(usize, bool) -> Result<BatchMut<'a, T>>,
+) -> Result<Outputs<'a, T>> {
+    Ok(match op {
+        Operation::Qr(crate::QrMode::R) => Outputs::Qr {
+            q: None,
+            r: make(0, false)?,
+        },
+        Operation::Qr(_) => Outputs::Qr {
+            q: Some(make(0, false)?),
+            r: make(1, false)?,
+        },
+        Operation::Eigh { vectors, .. } => Outputs::Eigh {
+            w: make(0, true)?,
+            v: if vectors { Some(make(1, false)?) } else { None },
+        },
+        Operation::Svd { vectors: false, .. } => Outputs::Svd {
+            u: None,
+            s: make(0, true)?,
+            vh: None,
+        },
+        Operation::Svd { .. } => Outputs::Svd {
+            u: Some(make(0, false)?),
+            s: make(1, true)?,
+            vh: Some(make(2, false)?),
+        },
+    })
+}
+
+fn median(mut t: Vec<f64>) -> (f64, f64, f64) {
+    t.sort_by(|a, b| a.total_cmp(b));
+    (t[t.len() / 2], t[0], t[t.len() - 1])
+}
+
+fn check_inputs<T>(p: &Problem, inputs: &[&[T]]) -> Result<usize> {
+    let elems = p.batch * p.m * p.n;
+    if inputs.is_empty() || inputs.iter().any(|x| x.len() != elems) {
+        return Err(Error::Shape(format!(
+            "timing {p} needs row-major inputs of {elems} elements"
+        )));
+    }
+    Ok(elems)
+}
+
+/// Time `p` on host data (`place` Host: the CPU backends, or the GPU with copies when
+/// `opts` force it) over `inputs` (row-major `batch x m x n` each), `reps` timed calls.
+pub fn time_host<T: Real>(
+    p: &Problem,
+    opts: &Options,
+    inputs: &[&[T]],
+    reps: usize,
+) -> Result<Timing<T>> {
+    check_inputs(p, inputs)?;
+    let plan = plan::plan(p, &Place::Host, opts)?;
+    let op = p.variant.operation();
+    let shapes = output_shapes(p);
+    let mut outs: Vec<Tensor<T>> = shapes
+        .iter()
+        .map(|s| Tensor::zeros(s))
+        .collect::<Result<_>>()?;
+    let mut info = vec![Info::OK; p.batch];
+    let mut times = Vec::with_capacity(reps);
+    let mut last = 0;
+    for it in 0..reps.max(1) + 1 {
+        let c = it % inputs.len();
+        let a = BatchRef::contiguous(inputs[c], &[p.batch, p.m, p.n])?;
+        let mut views: Vec<Option<&mut Tensor<T>>> = outs.iter_mut().map(Some).collect();
+        let out = outputs_of(op, |i, vector| {
+            let t = views[i].take().expect("each output once");
+            let shape = t.shape.clone();
+            if vector {
+                BatchMut::contiguous_vectors(&mut t.data, &shape)
+            } else {
+                BatchMut::contiguous(&mut t.data, &shape)
+            }
+        })?;
+        let req = Request {
+            operation: op,
+            a,
+            out,
+            info: Some(InfoOut::Host(&mut info)),
+            place: Place::Host,
+        };
+        let t0 = std::time::Instant::now();
+        entry::execute(&plan, &mut { req })?;
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        if it >= 1 {
+            times.push(ms);
+        }
+        last = c;
+    }
+    let (ms, min_ms, max_ms) = median(times);
+    Ok(Timing {
+        plan,
+        ms,
+        min_ms,
+        max_ms,
+        last_input: last,
+        outputs: outs,
+        info,
+    })
+}
+
+/// Time `p` on device-resident data on CUDA device `ordinal`, as a program calls it
+/// (see the module notes), `reps` timed calls after 3 warm-ups.
+pub fn time_device<T: Real>(
+    p: &Problem,
+    ordinal: usize,
+    opts: &Options,
+    inputs: &[&[T]],
+    reps: usize,
+) -> Result<Timing<T>> {
+    let elems = check_inputs(p, inputs)?;
+    let dev = cuda::device(ordinal)?;
+    let _ctx = dev.dev.enter()?;
+    let es = std::mem::size_of::<T>();
+    let bytes_of = |x: &[T]| {
+        // SAFETY: plain floats viewed as bytes.
+        unsafe { std::slice::from_raw_parts(x.as_ptr() as *const u8, std::mem::size_of_val(x)) }
+    };
+    let copies = ((256usize << 20) / (elems * es).max(1) + 1).clamp(2, 16);
+    let bufs = (0..copies)
+        .map(|c| {
+            let b = DeviceBuffer::new(elems * es)?;
+            b.upload(bytes_of(inputs[c % inputs.len()]))?;
+            Ok(b)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let shapes = output_shapes(p);
+    let out_bufs = shapes
+        .iter()
+        .map(|s| DeviceBuffer::new(s.iter().product::<usize>() * es))
+        .collect::<Result<Vec<_>>>()?;
+    let info_buf = DeviceBuffer::new(p.batch * 4)?;
+    let stream = cuda::OwnedStream::new()?;
+    let place = Place::Cuda {
+        ordinal,
+        // SAFETY: a stream of this device's primary context, alive past every call.
+        stream: unsafe { Stream::from_raw(stream.0 as *mut std::ffi::c_void) },
+    };
+    let plan = plan::plan(p, &place, opts)?;
+    let op = p.variant.operation();
+    let events = EventPair::new()?;
+    let mut times = Vec::with_capacity(reps);
+    let mut last = 0;
+    for it in 0..reps.max(1) + 3 {
+        let c = it % copies;
+        // SAFETY: device buffers of this device sized for the shapes they are viewed as.
+        let req = unsafe {
+            let shape = [p.batch, p.m, p.n];
+            let a = BatchRef::from_device(
+                bufs[c].ptr as *const T,
+                ordinal,
+                &shape,
+                &contiguous_strides(&shape)?,
+            )?;
+            let out = outputs_of(op, |i, vector| {
+                let s = &shapes[i];
+                let st = contiguous_strides(s)?;
+                let ptr = out_bufs[i].ptr as *mut T;
+                if vector {
+                    BatchMut::from_device_vectors(ptr, ordinal, s, &st)
+                } else {
+                    BatchMut::from_device(ptr, ordinal, s, &st)
+                }
+            })?;
+            let info = DeviceWords::new(info_buf.ptr as *mut u32, ordinal, p.batch)?;
+            Request {
+                operation: op,
+                a,
+                out,
+                info: Some(InfoOut::Device(info)),
+                place,
+            }
+        };
+        events.start(stream.0)?;
+        entry::execute(&plan, &mut { req })?;
+        let ms = events.stop_ms(stream.0)?;
+        if it >= 3 {
+            times.push(ms);
+        }
+        last = c % inputs.len();
+    }
+    let mut outputs = Vec::with_capacity(shapes.len());
+    for (s, b) in shapes.iter().zip(&out_bufs) {
+        let mut t = Tensor::<T>::zeros(s)?;
+        // SAFETY: plain floats viewed as bytes.
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut(t.data.as_mut_ptr() as *mut u8, t.data.len() * es)
+        };
+        b.download(dst)?;
+        outputs.push(t);
+    }
+    let mut words = vec![0u32; p.batch];
+    // SAFETY: as above.
+    info_buf.download(unsafe {
+        std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, p.batch * 4)
+    })?;
+    let (ms, min_ms, max_ms) = median(times);
+    Ok(Timing {
+        plan,
+        ms,
+        min_ms,
+        max_ms,
+        last_input: last,
+        outputs,
+        info: words.into_iter().map(Info).collect(),
+    })
+}
