@@ -4,11 +4,12 @@
 // every launch, summed by stage: where the time of a call goes.
 // Build: nvcc -O3 -arch=sm_90 -o qr_blocked_lab gpu-lab/qr_blocked_lab.cu
 // Run:   ./qr_blocked_lab [nb]     (nb = 16 or 32 forces the panel width, as BATCHLIN_BQ_NB)
-//        LAB_VARS=01 picks variants (default all): 0 the library before session 3
-//        (bq_panel_reg, bq_vtc + bq_tw, bq_upd), 1 the library now without its prefetches
+//        LAB_VARS=01 picks variants (default all): 0 the library before the panel and prefetch
+//        changes (bq_panel_reg, bq_vtc + bq_tw, bq_upd), 1 the library now without its prefetches
 //        (bq_panel_ru for batches <= SMs, else bq_panel_reg; bq_vtw), 2 the library now,
 //        3 the library now with NB = 16 (tall shapes).
-// Session 3 also measured programmatic dependent launch here (every kernel starting with
+// Programmatic dependent launch was also measured here (2026-11-30,
+// docs/results/h200/2026-11-30-qr-blocked-panel-prefetch/lab1-variants.log) (every kernel starting with
 // griddepcontrol.wait + launch_dependents, launched by cudaLaunchKernelEx with
 // programmatic stream serialisation): 2-8% slower at every shape, dropped with the
 // kernels' griddepcontrol lines, so this harness no longer has it.
@@ -209,7 +210,7 @@ static void run_blocked(int batch, int m, int n, bool wantq, const T* a, T* q, T
     const size_t room = g_optin - PANEL_STATIC_SMEM;
     int nbk = g_nb;
     // as qr_blocked.rs panel_width: 16 where only the 16-wide bq_panel_ru takes the panels
-    // (library rule since session 3; variant 0 keeps the old rule)
+    // (library rule since 2026-11-30; variant 0 keeps the old rule)
     const bool ru32 = m <= 1024 && KT<T>::ru(32, 2), ru16 = m <= 2048 && KT<T>::ru(16, m <= 1024 ? 2 : 4);
     if (!nbk && g_reg == 2 && batch <= g_sms && !ru32 && ru16) nbk = 16;
     if (!nbk) nbk = ((size_t)m * 32 * es <= room || (size_t)m * 16 * es > room) ? 32 : 16;
@@ -450,7 +451,7 @@ int main(int argc, char** argv) {
     set_smem_attrs<double>();
     const int shapes[][3] = {{1, 1024, 1024}, {256, 256, 256}, {16, 1024, 64}, {16, 2048, 64}, {1, 256, 256}, {1, 1536, 1536}};
     const int nsh = sizeof shapes / sizeof shapes[0];
-    // variants: 0 the library before session 3; 1 now without the prefetches; 2 now;
+    // variants: 0 the library before the panel and prefetch changes; 1 now without the prefetches; 2 now;
     // 3 now with NB = 16
     const char* only = getenv("LAB_VARS");
     for (int v = 0; v < 4; ++v) {

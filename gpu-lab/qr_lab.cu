@@ -34,7 +34,8 @@ typedef void (*QrFn)(QrArgs);
 // Experiment: the warp kernel with other register caps (__launch_bounds__(128, MINB)).
 extern "C" __global__ void __launch_bounds__(128, 6) qr_warpx_f32_b6(QrArgs p) { bl_qr_warp<float, 32, 32, 1>(p); }
 extern "C" __global__ void __launch_bounds__(128, 5) qr_warpx_f32_m64_w64_s2_b5(QrArgs p) { bl_qr_warp<float, 64, 64, 2>(p); }
-// Variants the library does not use (measured slower: cuda-qr.md, session 3).
+// Variants the library does not use (measured slower: docs/proposals/cuda-qr.md, "Tried and rejected";
+// docs/results/h200/2026-11-30-qr-warp-rewrite/warp4-rs.log).
 extern "C" __global__ void __launch_bounds__(128, 1) qr_warp_f32_m64_w64_s1(QrArgs p) { bl_qr_warp<float, 64, 64, 1>(p); }
 extern "C" __global__ void __launch_bounds__(512, 1) qr_warp_f32_m128_w128_s4(QrArgs p) { bl_qr_warp<float, 128, 128, 4>(p); }
 extern "C" __global__ void __launch_bounds__(128, 1) qr_warp_f64_m64_w64_s1(QrArgs p) { bl_qr_warp<double, 64, 64, 1>(p); }
@@ -124,7 +125,8 @@ struct RegEntry { int f64; int M, W, RS; QrFn fn; int lib; };
     RE(TN, F, warp, 8, 8, 1) RE(TN, F, warp, 16, 8, 1) RE(TN, F, warp, 32, 8, 1) RE(TN, F, warp, 16, 16, 1) \
     RE(TN, F, warp, 32, 16, 1) RE(TN, F, warp, 16, 32, 1) RE(TN, F, warp, 32, 32, 1)
 // As qr.rs REG_SHAPES (lib 1), and the variants g_exp = 1 prefers (lib 0).
-// 64 x 64 with two lanes a column: the library's until session 5 (the tile kernel took over).
+// 64 x 64 with two lanes a column: the library's until the tile kernel took over
+// (2026-12-01, docs/results/h200/2026-12-01-qr-tile/).
 BL_QR_WARP(f32, float, 64, 64, 2)
 BL_QR_WARP(f64, double, 64, 64, 2)
 static RegEntry REG[] = {RE_ALL(f32, 0) RE(f32, 0, warp, 64, 16, 1) RE(f32, 0, warp, 64, 32, 1) RE(f32, 0, warp, 64, 64, 2)
@@ -134,8 +136,8 @@ static int g_exp = 0;
 
 // Tile kernel variants (kernels/qr.cu bl_qr_tile): capacity M x N over RG x CG threads,
 // MINB blocks an SM asked of ptxas, chunks of FC steps factoring and QC forming Q, A and Q
-// staged in shared memory if ST (entries 26-31: the library's changed instantiations of
-// session 7).
+// staged in shared memory if ST (entries 26-31: the library's instantiations changed
+// on 2026-12-01, docs/results/h200/2026-12-01-qr-tile-chunks-staging/).
 #define TILE_LIST(X) \
     X(f32, float, 0, 64, 64, 8, 16, 1, 8, 8, 0) X(f32, float, 0, 64, 64, 8, 16, 6, 8, 8, 0) X(f32, float, 0, 64, 64, 8, 16, 8, 8, 8, 0) \
     X(f32, float, 0, 64, 64, 4, 32, 1, 4, 4, 0) X(f32, float, 0, 64, 64, 4, 32, 6, 4, 4, 0) X(f32, float, 0, 64, 64, 8, 8, 1, 8, 8, 0) \
@@ -155,7 +157,7 @@ struct TileEntry { int f64, M, N, RG, CG; QrFn fn; int elems; const char* name; 
 #define TE(TN, T, F, M, N, RG, CG, MINB, FC, QC, ST) {F, M, N, RG, CG, qr_tile_##TN##_m##M##_n##N##_g##RG##x##CG##_b##MINB##_c##FC##x##QC##_s##ST, BlTileShape<M, N, RG, CG>::ELEMS, #TN "_m" #M "_g" #RG "x" #CG "_b" #MINB "_c" #FC "x" #QC "_s" #ST},
 static TileEntry TILES[] = {TILE_LIST(TE)};
 static int g_tile = -1;  // index into TILES; -1: the first that fits
-static Kind g_tall_leaf = TILE;  // TSQR's leaf kernel (the library's: tile since session 5)
+static Kind g_tall_leaf = TILE;  // TSQR's leaf kernel (the library's: tile since 2026-12-01)
 static const TileEntry* find_tile(int f64, int m, int ncols) {
     if (g_tile >= 0) {
         const TileEntry& e = TILES[g_tile];
@@ -769,7 +771,7 @@ int main(int argc, char** argv) {
             g_wy_threads = 256;
         }
     }
-    if (has("tiletime")) {  // every tile variant against the warp kernel (wy: see tiletime logs of session 5)
+    if (has("tiletime")) {  // every tile variant against the warp kernel (wy: see docs/results/h200/2026-12-01-qr-tile/lab-v*-tiletime.log)
         struct S { int b, m, n; };
         const S shapes[] = {{4096, 64, 64}, {1024, 64, 64}, {4096, 48, 48}, {4, 64, 64}, {1024, 128, 128},
                             {256, 128, 128}, {64, 128, 128}, {4096, 128, 32}, {1024, 96, 96}};
@@ -798,7 +800,7 @@ int main(int argc, char** argv) {
         }
     }
     if (has("tileprof")) { g_tile = 2; timeit<float>(TILE, 4096, 64, 64, true, 1); g_tile = 11; timeit<float>(TILE, 1024, 128, 128, true, 1); g_tile = -1; }
-    if (has("s6run")) {  // session 6: the shapes of record's tile and cluster kernels, one line each
+    if (has("s6run")) {  // the shapes of record's tile and cluster kernels, one line each
         struct S { int tile, b, m, n; bool q; };
         const S shapes[] = {{2, 4096, 64, 64, true}, {2, 4096, 64, 64, false}, {2, 1024, 64, 64, true},
                             {2, 4096, 48, 48, true}, {11, 1024, 128, 128, true}, {11, 256, 128, 128, true},
@@ -810,7 +812,7 @@ int main(int argc, char** argv) {
         }
         timeit<double>(CLUSTER, 16, 1024, 64, true, 15);
     }
-    if (has("s6grid")) {  // session 6: 64x64 thread grids
+    if (has("s6grid")) {  // 64x64 thread grids
         struct S { int b, m, n; bool q; };
         const S shapes[] = {{4096, 64, 64, true}, {4096, 64, 64, false}, {1024, 64, 64, true}, {4096, 48, 48, true}};
         for (auto s : shapes)
@@ -824,7 +826,8 @@ int main(int argc, char** argv) {
         }
         g_tile = -1;
     }
-    if (has("s7run")) {  // session 7: the library's tile entries against session 6's, by batch
+    if (has("s7run")) {  // the library's tile entries (2026-12-01-qr-tile-chunks-staging) against the
+                         // previous ones (2026-12-01-qr-cluster-q-tile-sums), by batch
         struct S { int tile, b, m, n; bool q; };
         const S shapes[] = {{2, 4096, 64, 64, true}, {26, 4096, 64, 64, true}, {2, 4096, 64, 64, false},
                             {26, 4096, 64, 64, false}, {11, 1024, 128, 128, true}, {27, 1024, 128, 128, true},
@@ -836,7 +839,7 @@ int main(int argc, char** argv) {
             for (int m : {64, 48, 33})
                 for (int t : {2, 26}) time_tile(t, b, m, m, true);
     }
-    if (has("s6route")) {  // session 6: the cluster kernel against TSQR and smem beyond 2 x SMs matrices
+    if (has("s6route")) {  // the cluster kernel against TSQR and smem beyond 2 x SMs matrices
         struct S { int b, m, n; };
         const S shapes[] = {{264, 1024, 64}, {512, 1024, 64}, {2048, 1024, 64}, {1024, 256, 64}, {4096, 256, 32},
                             {512, 2048, 64}, {1024, 2048, 32}, {2048, 512, 64}};
