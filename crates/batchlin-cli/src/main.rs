@@ -2,12 +2,13 @@
 //!
 //! - `batchlin bench`: decompose the shapes of record on the best device present, check
 //!   the accuracy of every result against float64, print a table.
-//! - `batchlin info`: the devices found and the backend each shape of record would get.
+//! - `batchlin info`: the devices found, the kernel registry and the plan each shape of
+//!   record would get.
 
 mod check;
 mod faer_loop;
 
-use batchlin::{Backend, BatchMut, BatchRef, Info, Op, Options, QrMode, Real, Tensor, Uplo};
+use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Tensor, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
@@ -17,13 +18,14 @@ use std::time::Instant;
 const SHAPES_OF_RECORD: &str = include_str!("../../../bench/shapes.txt");
 
 const USAGE: &str = "usage:
-  batchlin bench [--dtype f32|f64] [--backend NAME] [--op qr|eigh|svd] [--shrink K] [--shapes FILE]
-                 [--peer faer-loop]
+  batchlin bench [--dtype f32|f64] [--backend NAME] [--kernel NAME] [--op qr|eigh|svd]
+                 [--shrink K] [--shapes FILE] [--peer faer-loop]
       decompose the shapes of record (bench/shapes.txt), check accuracy, print a table;
+      --kernel forces a kernel of the registry (batchlin info lists them);
       --shrink K divides every batch by K (at least 1) for a quick run;
       --peer faer-loop times a plain loop of faer calls instead of batchlin
   batchlin info
-      the devices found and the backend each shape of record would get";
+      the devices found, the kernel registry and the plan each shape of record gets";
 
 #[derive(Clone, Debug)]
 struct Shape {
@@ -70,6 +72,7 @@ struct Args {
     shrink: usize,
     shapes: Option<String>,
     faer_loop: bool,
+    kernel: Option<&'static str>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -83,6 +86,7 @@ fn parse_args() -> Result<Args, String> {
         shrink: 1,
         shapes: None,
         faer_loop: false,
+        kernel: None,
     };
     while let Some(flag) = it.next() {
         let mut val = || {
@@ -101,6 +105,16 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|_| "--shrink needs a positive integer".to_string())?
             }
             "--shapes" => a.shapes = Some(val()?),
+            "--kernel" => {
+                let name = val()?;
+                let k = batchlin::registry::KERNELS
+                    .iter()
+                    .find(|k| k.name == name)
+                    .ok_or_else(|| {
+                        format!("unknown kernel {name:?}: `batchlin info` lists them")
+                    })?;
+                a.kernel = Some(k.name);
+            }
             "--peer" => match val()?.as_str() {
                 "faer-loop" => a.faer_loop = true,
                 p => return Err(format!("unknown peer {p:?}: expected faer-loop")),
@@ -172,37 +186,40 @@ fn info(shapes: &[Shape]) {
     println!("batchlin {}", env!("CARGO_PKG_VERSION"));
     println!("devices:");
     for d in batchlin::device::devices() {
-        println!("  {:5} {} ({})", d.kind, d.name, d.detail);
+        println!("  {:6} {} ({})", d.kind, d.name, d.detail);
     }
     if let Some(why) = batchlin::device::gpu_absent_reason() {
         println!("  no GPU: {why}");
     }
+    println!("kernels (registry):");
+    for k in batchlin::registry::KERNELS {
+        println!(
+            "  {:4} {:9} {:8} {}",
+            k.op.name(),
+            k.backend.name(),
+            k.name,
+            k.about
+        );
+    }
     println!("routing: {}", batchlin::policy_source());
-    let gpu = batchlin::cuda::CudaBackend::get().ok();
+    println!("plans (main variant of each op: QR reduced, eigh with vectors, the thin SVD):");
     println!(
         "| op | batch x m x n | host data, f32 | host data, f64 | GPU data, f32 | GPU data, f64 |"
     );
     println!("|---|---|---|---|---|---|");
+    let gpu = batchlin::cuda::device(0).is_ok();
     for s in shapes {
-        let host = |dt| {
-            batchlin::backend_for(s.op, dt, s.batch, s.m, s.n)
-                .map(|b| b.to_string())
-                .unwrap_or_else(|e| e.to_string())
+        let plan = |dt, place: &Place| {
+            batchlin::plan_for(s.op, dt, s.batch, s.m, s.n, place)
+                .map(|p| p.to_string())
+                .unwrap_or_else(|e| e.message().to_string())
         };
-        // Data already on the GPU: QR runs there (the kernel its shape gets); eigh and
-        // SVD have no GPU backend yet.
-        let device = |f64: bool| match (&gpu, s.op) {
-            (None, _) => "-".to_string(),
-            (Some(be), Op::Qr) => {
-                let k = s.m.min(s.n);
-                let kernel = if f64 {
-                    be.qr_kernel_for::<f64>(s.batch, s.m, s.n, Some(k))
-                } else {
-                    be.qr_kernel_for::<f32>(s.batch, s.m, s.n, Some(k))
-                };
-                format!("cuda ({})", kernel.name())
+        let device = |dt| {
+            if gpu {
+                plan(dt, &GPU0)
+            } else {
+                "-".to_string()
             }
-            (Some(_), _) => "not yet".to_string(),
         };
         println!(
             "| {} | {}x{}x{} | {} | {} | {} | {} |",
@@ -210,13 +227,19 @@ fn info(shapes: &[Shape]) {
             s.batch,
             s.m,
             s.n,
-            host(batchlin::DType::F32),
-            host(batchlin::DType::F64),
-            device(false),
-            device(true)
+            plan(DType::F32, &Place::Host),
+            plan(DType::F64, &Place::Host),
+            device(DType::F32),
+            device(DType::F64)
         );
     }
 }
+
+/// Data on CUDA device 0, work on its default stream.
+const GPU0: Place = Place::Cuda {
+    ordinal: 0,
+    stream: batchlin::Stream::DEFAULT,
+};
 
 /// Random inputs: normal entries, symmetrised for eigh. Several copies so that repeated
 /// calls do not all read one buffer from cache.
@@ -245,12 +268,11 @@ fn make_inputs<T: Real>(s: &Shape, copies: usize, rng: &mut StdRng) -> Vec<Tenso
         .collect()
 }
 
-/// Outputs of one call, allocated once and reused (as a program with a warm allocator).
+/// The plain-faer loop's outputs, allocated once and reused.
 struct Outputs<T> {
     a: Tensor<T>,
-    b: Option<Tensor<T>>,
+    b: Tensor<T>,
     c: Option<Tensor<T>>,
-    info: Vec<Info>,
 }
 
 fn alloc_outputs<T: Real>(s: &Shape) -> batchlin::Result<Outputs<T>> {
@@ -259,133 +281,117 @@ fn alloc_outputs<T: Real>(s: &Shape) -> batchlin::Result<Outputs<T>> {
     Ok(match s.op {
         Op::Qr => Outputs {
             a: Tensor::zeros(&[b, m, k])?,
-            b: Some(Tensor::zeros(&[b, k, n])?),
+            b: Tensor::zeros(&[b, k, n])?,
             c: None,
-            info: vec![Info::OK; b],
         },
         Op::Eigh => Outputs {
             a: Tensor::zeros(&[b, n])?,
-            b: Some(Tensor::zeros(&[b, n, n])?),
+            b: Tensor::zeros(&[b, n, n])?,
             c: None,
-            info: vec![Info::OK; b],
         },
         Op::Svd => Outputs {
             a: Tensor::zeros(&[b, m, k])?,
-            b: Some(Tensor::zeros(&[b, k])?),
+            b: Tensor::zeros(&[b, k])?,
             c: Some(Tensor::zeros(&[b, k, n])?),
-            info: vec![Info::OK; b],
         },
     })
 }
 
-fn run_once<T: Real>(
-    s: &Shape,
-    a: &Tensor<T>,
-    o: &mut Outputs<T>,
-    opts: &Options,
-    faer_loop: bool,
-) -> batchlin::Result<()> {
-    if faer_loop {
-        faer_loop::run(
-            s.op,
-            a,
-            &mut o.a,
-            o.b.as_mut().expect("second output"),
-            o.c.as_mut(),
-        );
-        return Ok(());
+/// The plain-faer peer, timed by wall clock (median over about a second of calls).
+fn time_faer_loop<T: Real>(s: &Shape, inputs: &[Tensor<T>]) -> batchlin::Result<Timed<T>> {
+    let mut o = alloc_outputs::<T>(s)?;
+    let mut run = |a: &Tensor<T>| faer_loop::run(s.op, a, &mut o.a, &mut o.b, o.c.as_mut());
+    let t0 = Instant::now();
+    run(&inputs[0]);
+    let reps = auto_reps(t0.elapsed().as_secs_f64());
+    let mut times = vec![];
+    for r in 0..reps {
+        let t = Instant::now();
+        run(&inputs[r % inputs.len()]);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let a: &BatchRef<T> = &a.view();
-    match s.op {
-        Op::Qr => {
-            let mut q = o.a.view_mut();
-            let mut r = o.b.as_mut().expect("R").view_mut();
-            batchlin::qr_into(
-                a,
-                QrMode::Reduced,
-                Some(&mut q),
-                &mut r,
-                Some(&mut o.info),
-                opts,
-            )
-        }
-        Op::Eigh => {
-            let mut w: BatchMut<T> = o.a.view_mut_vectors();
-            let mut v = o.b.as_mut().expect("V").view_mut();
-            batchlin::eigh_into(
-                a,
-                Uplo::Lower,
-                &mut w,
-                Some(&mut v),
-                Some(&mut o.info),
-                opts,
-            )
-        }
-        Op::Svd => {
-            let mut u = o.a.view_mut();
-            let mut sv = o.b.as_mut().expect("S").view_mut_vectors();
-            let mut vh = o.c.as_mut().expect("Vh").view_mut();
-            batchlin::svd_into(
-                a,
-                false,
-                Some(&mut u),
-                &mut sv,
-                Some(&mut vh),
-                Some(&mut o.info),
-                opts,
-            )
-        }
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).expect("finite times"));
-    v[v.len() / 2]
-}
-
-/// One shape's QR on the GPU, timed with CUDA events on device-resident inputs: the
-/// table row and whether it met the accuracy bound.
-fn bench_qr_gpu<T: Real>(s: &Shape, inputs: &[Tensor<T>]) -> (String, bool) {
-    let refs: Vec<&[T]> = inputs.iter().map(|t| &t.data[..]).collect();
-    let reps = if s.m * s.n >= 1 << 20 { 5 } else { 20 };
-    let head = format!("| {} | {}x{}x{} | {} |", s.op, s.batch, s.m, s.n, T::DTYPE);
-    let t = match batchlin::cuda::bench::time_qr_device::<T>(s.batch, s.m, s.n, &refs, reps) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("{e}");
-            return (format!("{head} cuda | error: {e} | | | |"), false);
-        }
-    };
-    let k = s.m.min(s.n);
-    let q = Tensor::from_vec(t.q, &[s.batch, s.m, k]).expect("Q shape");
-    let r = Tensor::from_vec(t.r, &[s.batch, k, s.n]).expect("R shape");
-    let err = check::max_error(&s.op, &inputs[t.last_input], &q, Some(&r), None, 8);
-    let ok = err <= check::bound::<T>(s.op, s.m.max(s.n)) && t.info.iter().all(|i| i.is_ok());
-    eprintln!("{:.3} ms, error {err:.1e}", t.ms);
-    let row = format!(
-        "{head} cuda ({}) | {:.3} | {} | {:.1e} | {} |",
-        t.kernel.name(),
-        t.ms,
+    times.sort_by(|a, b| a.total_cmp(b));
+    Ok(Timed {
+        what: "faer-loop".into(),
+        ms: times[times.len() / 2],
         reps,
-        err,
-        if ok { "ok" } else { "FAIL" }
-    );
-    (row, ok)
+        last_input: (reps - 1) % inputs.len(),
+        outputs: [Some(o.a), Some(o.b), o.c].into_iter().flatten().collect(),
+        info_ok: true,
+    })
+}
+
+/// Calls to time after a first one of `first` seconds: about a second's worth, at least 3
+/// (one for calls over a second).
+fn auto_reps(first: f64) -> usize {
+    if first > 1.0 {
+        1
+    } else {
+        ((1.0 / first.max(1e-6)) as usize).clamp(3, 200)
+    }
+}
+
+/// One shape timed: what ran, the median, and the last call's outputs for the check.
+struct Timed<T> {
+    what: String,
+    ms: f64,
+    reps: usize,
+    last_input: usize,
+    outputs: Vec<Tensor<T>>,
+    info_ok: bool,
+}
+
+/// batchlin on one shape through the timing harness: on the GPU with device-resident
+/// data where the planner has a GPU kernel for it (as a GPU program holds its data), else
+/// on host data.
+fn time_batchlin<T: Real>(
+    s: &Shape,
+    opts: &Options,
+    inputs: &[Tensor<T>],
+) -> batchlin::Result<Timed<T>> {
+    let variant = match s.op {
+        Op::Qr => Variant::QrReduced,
+        Op::Eigh => Variant::Eigh,
+        Op::Svd => Variant::SvdThin,
+    };
+    let p = Problem::new(variant, T::DTYPE, s.batch, s.m, s.n);
+    let refs: Vec<&[T]> = inputs.iter().map(|t| &t.data[..]).collect();
+    let on_gpu = matches!(opts.backend, Backend::Auto | Backend::Cuda)
+        && batchlin::plan(&p, &GPU0, opts).is_ok();
+    let t = if on_gpu {
+        let reps = if s.m * s.n >= 1 << 20 { 5 } else { 20 };
+        timing::time_device::<T>(&p, 0, opts, &refs, reps)?
+    } else {
+        timing::time_host::<T>(&p, opts, &refs, 0)?
+    };
+    Ok(Timed {
+        what: t.plan.to_string(),
+        ms: t.ms,
+        reps: t.reps,
+        last_input: t.last_input,
+        info_ok: t.info.iter().all(|i| i.is_ok()),
+        outputs: t.outputs,
+    })
 }
 
 fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
     let mut rng = StdRng::seed_from_u64(20261130);
-    let opts = Options::with_backend(args.backend);
+    let opts = Options {
+        backend: args.backend,
+        kernel: args.kernel,
+        ..Options::default()
+    };
     println!(
         "batchlin bench: {} on {}; routing: {}",
         T::DTYPE,
         batchlin::device::cpu_model(),
         batchlin::policy_source()
     );
-    if let Some(why) = batchlin::device::gpu_absent_reason() {
-        println!("no GPU ({why}): running on the CPU");
-    } else {
-        println!("GPU: QR on the GPU (device-resident data, CUDA events); eigh and SVD on the CPU");
+    match batchlin::device::gpu_absent_reason() {
+        Some(why) => println!("no GPU ({why}): running on the CPU"),
+        None => println!(
+            "GPU: what has a GPU kernel runs there on device-resident data (CUDA events); the rest on the CPU"
+        ),
     }
     let mut rows = vec![];
     let mut all_ok = true;
@@ -403,87 +409,37 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
             s.m,
             s.n
         );
-        let backend = match args.backend {
-            _ if args.faer_loop => Ok("faer-loop".to_string()),
-            Backend::Auto => {
-                batchlin::backend_for(s.op, T::DTYPE, s.batch, s.m, s.n).map(|b| b.to_string())
-            }
-            b => Ok(b.to_string()),
-        }
-        .unwrap_or_else(|e| e.to_string());
+        let head = format!("| {} | {}x{}x{} | {} |", s.op, s.batch, s.m, s.n, T::DTYPE);
         let inputs = make_inputs::<T>(&s, 2, &mut rng);
-        // QR on a GPU runs on device-resident data, as a GPU program has it.
-        let on_gpu = !args.faer_loop
-            && s.op == Op::Qr
-            && matches!(args.backend, Backend::Auto | Backend::Cuda)
-            && batchlin::device::gpu_absent_reason().is_none();
-        if on_gpu {
-            let (row, ok) = bench_qr_gpu(&s, &inputs);
-            all_ok &= ok;
-            rows.push(row);
-            continue;
-        }
-        let mut outs = match alloc_outputs::<T>(&s) {
-            Ok(o) => o,
+        let timed = if args.faer_loop {
+            time_faer_loop(&s, &inputs)
+        } else {
+            time_batchlin(&s, &opts, &inputs)
+        };
+        let t = match timed {
+            Ok(t) => t,
             Err(e) => {
                 eprintln!("{e}");
+                rows.push(format!("{head} error: {} | | | | |", e.message()));
                 all_ok = false;
                 continue;
             }
         };
-        // Warm-up, then repeat until about a second has passed (at least 3 timed calls
-        // for fast shapes, one for slow ones).
-        let t0 = Instant::now();
-        if let Err(e) = run_once(&s, &inputs[0], &mut outs, &opts, args.faer_loop) {
-            eprintln!("{e}");
-            rows.push(format!(
-                "| {} | {}x{}x{} | {} | {} | error: {e} | | |",
-                s.op,
-                s.batch,
-                s.m,
-                s.n,
-                T::DTYPE,
-                backend
-            ));
-            all_ok = false;
-            continue;
-        }
-        let first = t0.elapsed().as_secs_f64();
-        let reps = if first > 1.0 {
-            1
-        } else {
-            ((1.0 / first.max(1e-6)) as usize).clamp(3, 200)
-        };
-        let mut times = vec![];
-        for r in 0..reps {
-            let a = &inputs[r % inputs.len()];
-            let t = Instant::now();
-            run_once(&s, a, &mut outs, &opts, args.faer_loop).expect("same call as the warm-up");
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        let ms = median(times);
-        // The last call read inputs[(reps - 1) % 2]; check its outputs.
-        let a = &inputs[(reps - 1) % inputs.len()];
-        let err = check::max_error(&s.op, a, &outs.a, outs.b.as_ref(), outs.c.as_ref(), 8);
-        let bound = check::bound::<T>(s.op, s.m.max(s.n));
-        let ok = err <= bound && outs.info.iter().all(|i| i.is_ok());
+        let o = &t.outputs;
+        let err = check::max_error(&s.op, &inputs[t.last_input], &o[0], o.get(1), o.get(2), 8);
+        let ok = err <= check::bound::<T>(s.op, s.m.max(s.n)) && t.info_ok;
         all_ok &= ok;
-        eprintln!("{ms:.3} ms, error {err:.1e}");
+        eprintln!("{:.3} ms, error {err:.1e}", t.ms);
         rows.push(format!(
-            "| {} | {}x{}x{} | {} | {} | {:.3} | {} | {:.1e} | {} |",
-            s.op,
-            s.batch,
-            s.m,
-            s.n,
-            T::DTYPE,
-            backend,
-            ms,
-            reps,
+            "{head} {} | {:.3} | {} | {:.1e} | {} |",
+            t.what,
+            t.ms,
+            t.reps,
             err,
             if ok { "ok" } else { "FAIL" }
         ));
     }
-    println!("| op | batch x m x n | dtype | backend | ms a call | calls | error | accuracy |");
+    println!("| op | batch x m x n | dtype | plan | ms a call | calls | error | accuracy |");
     println!("|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");

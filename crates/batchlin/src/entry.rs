@@ -190,7 +190,9 @@ fn check<T: Real>(req: &Request<'_, T>) -> Result<()> {
             match (v, vectors) {
                 (Some(v), true) => expect_shape("eigenvectors", v.layout(), bs, n, n)?,
                 (None, false) => {}
-                (None, true) => return Err(Error::Output("eigh needs an eigenvector output".into())),
+                (None, true) => {
+                    return Err(Error::Output("eigh needs an eigenvector output".into()))
+                }
                 (Some(_), false) => {
                     return Err(Error::Output(
                         "eigvalsh returns the eigenvalues alone: pass no eigenvectors".into(),
@@ -232,8 +234,12 @@ fn check<T: Real>(req: &Request<'_, T>) -> Result<()> {
         Place::Host => Memory::Host,
         Place::Cuda { ordinal, .. } => Memory::Cuda(ordinal),
     };
-    let views = std::iter::once(("the input", req.a.memory()))
-        .chain(req.out.views().into_iter().map(|v| ("an output", v.memory())));
+    let views = std::iter::once(("the input", req.a.memory())).chain(
+        req.out
+            .views()
+            .into_iter()
+            .map(|v| ("an output", v.memory())),
+    );
     for (what, mem) in views {
         if mem != want {
             return Err(Error::Argument(format!(

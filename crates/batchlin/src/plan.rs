@@ -46,8 +46,12 @@ pub struct Plan {
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.ordinal {
-            Some(d) => write!(f, "{}:{d} {}", self.backend, self.kernel.name)?,
-            None => write!(f, "{} {}", self.backend, self.kernel.name)?,
+            Some(d) => write!(f, "{}:{d}", self.backend)?,
+            None => write!(f, "{}", self.backend)?,
+        }
+        // The kernel's name where the backend has more than one for the operation.
+        if registry::kernels(self.problem.op(), self.backend).count() > 1 {
+            write!(f, " {}", self.kernel.name)?;
         }
         if let KernelParams::QrBlocked { panel } = self.params {
             write!(f, " (panel {panel})")?;

@@ -113,9 +113,15 @@ impl FromStr for Uplo {
 pub enum Operation {
     Qr(QrMode),
     /// `vectors = false` is eigvalsh.
-    Eigh { uplo: Uplo, vectors: bool },
+    Eigh {
+        uplo: Uplo,
+        vectors: bool,
+    },
     /// `vectors = false` is svdvals (`full_matrices` is then ignored).
-    Svd { full_matrices: bool, vectors: bool },
+    Svd {
+        full_matrices: bool,
+        vectors: bool,
+    },
 }
 
 impl Operation {

@@ -27,6 +27,8 @@ pub struct Timing<T> {
     /// Fastest and slowest call, milliseconds.
     pub min_ms: f64,
     pub max_ms: f64,
+    /// Calls timed.
+    pub reps: usize,
     /// Which of the inputs the last call read.
     pub last_input: usize,
     /// The outputs of the last call, in the order the operation returns them (Q, R;
@@ -97,8 +99,9 @@ fn check_inputs<T>(p: &Problem, inputs: &[&[T]]) -> Result<usize> {
     Ok(elems)
 }
 
-/// Time `p` on host data (`place` Host: the CPU backends, or the GPU with copies when
-/// `opts` force it) over `inputs` (row-major `batch x m x n` each), `reps` timed calls.
+/// Time `p` on host data (the CPU backends, or the GPU with copies when `opts` force it)
+/// over `inputs` (row-major `batch x m x n` each), `reps` timed calls after a warm-up;
+/// `reps` 0: about a second's worth, at least 3 (one for calls over a second).
 pub fn time_host<T: Real>(
     p: &Problem,
     opts: &Options,
@@ -114,9 +117,11 @@ pub fn time_host<T: Real>(
         .map(|s| Tensor::zeros(s))
         .collect::<Result<_>>()?;
     let mut info = vec![Info::OK; p.batch];
-    let mut times = Vec::with_capacity(reps);
+    let mut times = Vec::new();
     let mut last = 0;
-    for it in 0..reps.max(1) + 1 {
+    let mut reps = reps;
+    let mut it = 0;
+    while it < reps.max(1) + 1 {
         let c = it % inputs.len();
         let a = BatchRef::contiguous(inputs[c], &[p.batch, p.m, p.n])?;
         let mut views: Vec<Option<&mut Tensor<T>>> = outs.iter_mut().map(Some).collect();
@@ -139,10 +144,18 @@ pub fn time_host<T: Real>(
         let t0 = std::time::Instant::now();
         entry::execute(&plan, &mut { req })?;
         let ms = t0.elapsed().as_secs_f64() * 1e3;
+        if it == 0 && reps == 0 {
+            reps = if ms > 1e3 {
+                1
+            } else {
+                ((1e3 / ms.max(1e-3)) as usize).clamp(3, 200)
+            };
+        }
         if it >= 1 {
             times.push(ms);
         }
         last = c;
+        it += 1;
     }
     let (ms, min_ms, max_ms) = median(times);
     Ok(Timing {
@@ -150,6 +163,7 @@ pub fn time_host<T: Real>(
         ms,
         min_ms,
         max_ms,
+        reps,
         last_input: last,
         outputs: outs,
         info,
@@ -257,6 +271,7 @@ pub fn time_device<T: Real>(
         ms,
         min_ms,
         max_ms,
+        reps,
         last_input: last,
         outputs,
         info: words.into_iter().map(Info).collect(),

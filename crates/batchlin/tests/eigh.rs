@@ -40,7 +40,7 @@ fn sizes_all_backends<T: Real>(seed: u64) {
             let mut inp = Input::<T>::contiguous(&mats, &[2], n, n);
             // The other triangle holds garbage: it must not be read.
             poison_other_triangle(&mut inp, uplo, |i, j| T::from_f64(1e3 + (i * 7 + j) as f64));
-            for b in BACKENDS {
+            for b in backends(Op::Eigh) {
                 let ctx = format!("{} eigh {uplo:?} n={n} {}", dtype_name::<T>(), b.name());
                 let full = run_eigh(&inp.view(), uplo, true, b);
                 let vals = run_eigh(&inp.view(), uplo, false, b);
@@ -138,7 +138,7 @@ fn other_triangle_ignored<T: Real>(seed: u64) {
             ] {
                 let mut inp = Input::<T>::contiguous(&mats, &[3], n, n);
                 poison_other_triangle(&mut inp, uplo, |_, _| poison);
-                for b in BACKENDS {
+                for b in backends(Op::Eigh) {
                     for vectors in [true, false] {
                         let ctx = format!(
                             "eigh {uplo:?} other triangle {pname} n={n} {} vectors={vectors}",
@@ -160,7 +160,7 @@ fn other_triangle_ignored<T: Real>(seed: u64) {
             }
         }
         // And L and U of the same symmetric matrix agree to tolerance.
-        for b in BACKENDS {
+        for b in backends(Op::Eigh) {
             let lo = run_eigh(&clean.view(), Uplo::Lower, false, b);
             let up = run_eigh(&clean.view(), Uplo::Upper, false, b);
             for i in 0..3 {
@@ -192,7 +192,7 @@ fn eigh_reads_named_triangle_of_nonsymmetric_input() {
         let lower = M::from_fn(n, n, |i, j| if i >= j { a.at(i, j) } else { a.at(j, i) });
         let upper = M::from_fn(n, n, |i, j| if i <= j { a.at(i, j) } else { a.at(j, i) });
         let inp = Input::<f64>::contiguous(std::slice::from_ref(&a), &[], n, n);
-        for b in BACKENDS {
+        for b in backends(Op::Eigh) {
             let l = run_eigh(&inp.view(), Uplo::Lower, true, b);
             let u = run_eigh(&inp.view(), Uplo::Upper, true, b);
             check_eigh(
@@ -223,7 +223,7 @@ fn batch_shapes<T: Real>(seed: u64) {
             let count: usize = batch.iter().product();
             let mats: Vec<M> = (0..count).map(|_| sym_gaussian(&mut g, n)).collect();
             let inp = Input::<T>::contiguous(&mats, batch, n, n);
-            for b in BACKENDS {
+            for b in backends(Op::Eigh) {
                 let ctx = format!("eigh batch {batch:?} n={n} {}", b.name());
                 let (res, info) =
                     batchlin::eigh_ex(&inp.view(), Uplo::Lower, true, &Options::with_backend(b))
@@ -319,7 +319,7 @@ fn into_strided_outputs<T: Real>(seed: u64) {
             mlays.push(Lay::random(&mut g, nd));
             let mut vlays = Lay::all(nd - 1);
             vlays.push(Lay::random(&mut g, nd - 1));
-            for b in BACKENDS {
+            for b in backends(Op::Eigh) {
                 for vectors in [true, false] {
                     let want = run_eigh(&inp.view(), Uplo::Upper, vectors, b);
                     for (li, lay) in mlays.iter().enumerate() {
@@ -489,12 +489,12 @@ const STRUCTURED_SIZES: [usize; 8] = [2, 3, 16, 17, 32, 33, 64, 65];
 
 #[test]
 fn eigh_structured_f32() {
-    structured::<f32>(114, &STRUCTURED_SIZES, &BACKENDS);
+    structured::<f32>(114, &STRUCTURED_SIZES, &backends(Op::Eigh));
 }
 
 #[test]
 fn eigh_structured_f64() {
-    structured::<f64>(115, &STRUCTURED_SIZES, &BACKENDS);
+    structured::<f64>(115, &STRUCTURED_SIZES, &backends(Op::Eigh));
 }
 
 /// The same at sizes where the faer path's divide and conquer merges more than once (its
@@ -519,7 +519,7 @@ fn eigh_extreme_magnitudes_f32() {
         let mx = base.max_abs();
         let mats = [base.clone(), base.scale(1e-30 / mx), base.scale(1e37 / mx)];
         let inp = Input::<f32>::contiguous(&mats, &[3], n, n);
-        for b in BACKENDS {
+        for b in backends(Op::Eigh) {
             for vectors in [true, false] {
                 let res = run_eigh(&inp.view(), Uplo::Lower, vectors, b);
                 infos_clean(&res.info, "eigh extreme");
@@ -543,7 +543,7 @@ fn eigh_extreme_magnitudes_f32() {
         for e in [-100i32, 120] {
             let s = 2f64.powi(e);
             let inp = Input::<f32>::contiguous(&[b32.clone(), b32.scale(s)], &[2], n, n);
-            for b in BACKENDS {
+            for b in backends(Op::Eigh) {
                 let res = run_eigh(&inp.view(), Uplo::Lower, true, b);
                 let ctx = format!("eigh f32 2^{e} n={n} {}", b.name());
                 let v = res.v.unwrap();
@@ -563,7 +563,7 @@ fn eigh_extreme_magnitudes_f64() {
         let mx = base.max_abs();
         let mats = [base.scale(1e-300 / mx), base.scale(1e300 / mx)];
         let inp = Input::<f64>::contiguous(&mats, &[2], n, n);
-        for b in BACKENDS {
+        for b in backends(Op::Eigh) {
             let res = run_eigh(&inp.view(), Uplo::Upper, true, b);
             for i in 0..2 {
                 let s = if i == 0 { 1e300 } else { 1e-300 };
@@ -603,7 +603,7 @@ fn nonfinite_in_batch<T: Real>(seed: u64) {
             let good: Vec<usize> = (0..5).filter(|i| !bad.contains(i)).collect();
             let good_mats: Vec<M> = good.iter().map(|&i| mats[i].clone()).collect();
             let clean = Input::<T>::contiguous(&good_mats, &[good.len()], n, n);
-            for b in BACKENDS {
+            for b in backends(Op::Eigh) {
                 for vectors in [true, false] {
                     let ctx = format!(
                         "eigh {uplo:?} nonfinite n={n} {} vectors={vectors}",
@@ -682,7 +682,7 @@ fn eigh_backends_agree() {
 fn eigh_two_by_two_by_hand() {
     let data = [2.0f64, 1.0, 1.0, 2.0];
     let a = BatchRef::contiguous(&data, &[2, 2]).unwrap();
-    for b in BACKENDS {
+    for b in backends(Op::Eigh) {
         let r = run_eigh(&a, Uplo::Lower, true, b);
         let h = std::f64::consts::FRAC_1_SQRT_2;
         assert_le(

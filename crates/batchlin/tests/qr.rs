@@ -22,7 +22,7 @@ fn shapes_all_backends<T: Real>(seed: u64) {
     for (m, n) in all_shapes() {
         let mats = vec![gaussian(&mut g, m, n), gaussian(&mut g, m, n)];
         let inp = Input::<T>::contiguous(&mats, &[2], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Qr) {
             let ctx =
                 |mode: QrMode| format!("{} qr {mode:?} {m}x{n} {}", dtype_name::<T>(), b.name());
             let red = run_qr(&inp.view(), QrMode::Reduced, b);
@@ -124,7 +124,7 @@ fn batch_shapes<T: Real>(seed: u64) {
             let count: usize = batch.iter().product();
             let mats: Vec<M> = (0..count).map(|_| gaussian(&mut g, m, n)).collect();
             let inp = Input::<T>::contiguous(&mats, batch, m, n);
-            for b in BACKENDS {
+            for b in backends(Op::Qr) {
                 let ctx = format!("qr batch {batch:?} {m}x{n} {}", b.name());
                 let (res, info) =
                     batchlin::qr_ex(&inp.view(), QrMode::Complete, &Options::with_backend(b))
@@ -229,7 +229,7 @@ fn qr_transposed_view() {
     // data is A (m x n) row-major; the view [n, m] with strides [1, n] is A^T.
     let at = BatchRef::new(&data, &[n, m], &[1, n as isize]).unwrap();
     let explicit = Input::<f32>::contiguous(&[a.t()], &[], n, m);
-    for b in BACKENDS {
+    for b in backends(Op::Qr) {
         let got = run_qr(&at, QrMode::Reduced, b);
         let want = run_qr(&explicit.view(), QrMode::Reduced, b);
         assert_same_bits(&got.r, &want.r, "transposed view R");
@@ -256,7 +256,7 @@ fn qr_broadcast_input() {
     let a = gaussian(&mut g, 9, 5);
     let data: Vec<f64> = a.d.clone();
     let view = BatchRef::new(&data, &[4, 9, 5], &[0, 5, 1]).unwrap();
-    for b in BACKENDS {
+    for b in backends(Op::Qr) {
         let res = run_qr(&view, QrMode::Reduced, b);
         assert_eq!(res.r.len(), 4);
         for i in 1..4 {
@@ -288,7 +288,7 @@ fn into_strided_outputs<T: Real>(seed: u64) {
             let k = m.min(n);
             let mut lays = Lay::all(nd);
             lays.push(Lay::random(&mut g, nd));
-            for b in BACKENDS {
+            for b in backends(Op::Qr) {
                 for mode in MODES {
                     let want = run_qr(&inp.view(), mode, b);
                     let (qc, rr) = match mode {
@@ -428,7 +428,7 @@ fn structured<T: Real>(seed: u64) {
         }
         let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
         let inp = Input::<T>::contiguous(&mats, &[mats.len()], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Qr) {
             let res = run_qr(&inp.view(), QrMode::Complete, b);
             let red = run_qr(&inp.view(), QrMode::Reduced, b);
             for (i, (name, _, deficient)) in cases.iter().enumerate() {
@@ -518,7 +518,7 @@ fn qr_extreme_magnitudes_f32() {
         let tiny = base.scale(1e-30 / mx);
         let huge = base.scale(1e37 / mx);
         let inp = Input::<f32>::contiguous(&[base.clone(), tiny, huge], &[3], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Qr) {
             let res = run_qr(&inp.view(), QrMode::Reduced, b);
             infos_clean(&res.info, "extreme");
             for i in 0..3 {
@@ -539,7 +539,7 @@ fn qr_extreme_magnitudes_f32() {
         for e in [-100i32, 120] {
             let s = 2f64.powi(e);
             let inp = Input::<f32>::contiguous(&[b32.clone(), b32.scale(s)], &[2], m, n);
-            for b in BACKENDS {
+            for b in backends(Op::Qr) {
                 let res = run_qr(&inp.view(), QrMode::Reduced, b);
                 let ctx = format!("qr f32 2^{e} {m}x{n} {}", b.name());
                 let q = res.q.unwrap();
@@ -559,7 +559,7 @@ fn qr_extreme_magnitudes_f64() {
         let mx = base.max_abs();
         let mats = [base.scale(1e-300 / mx), base.scale(1e300 / mx)];
         let inp = Input::<f64>::contiguous(&mats, &[2], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Qr) {
             let res = run_qr(&inp.view(), QrMode::Complete, b);
             for i in 0..2 {
                 // ||A|| itself overflows f64 at 1e300 * sqrt(mn): check the scaled copy.
@@ -597,7 +597,7 @@ fn nonfinite_in_batch<T: Real>(seed: u64) {
         let good: Vec<usize> = (0..6).filter(|i| !bad.contains(i)).collect();
         let good_mats: Vec<M> = good.iter().map(|&i| mats[i].clone()).collect();
         let clean = Input::<T>::contiguous(&good_mats, &[good.len()], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Qr) {
             for mode in MODES {
                 let ctx = format!("qr {mode:?} nonfinite {m}x{n} {}", b.name());
                 let res = run_qr(&inp.view(), mode, b);
@@ -733,7 +733,7 @@ fn rank_flag<T: Real>(seed: u64) {
             .collect();
         let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
         let inp = Input::<T>::contiguous(&mats, &[mats.len()], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Qr) {
             for mode in MODES {
                 let res = run_qr(&inp.view(), mode, b);
                 for (i, (name, _, def)) in cases.iter().enumerate() {

@@ -22,7 +22,7 @@ fn shapes_all_backends<T: Real>(seed: u64) {
     for (m, n) in all_shapes() {
         let mats = vec![gaussian(&mut g, m, n), gaussian(&mut g, m, n)];
         let inp = Input::<T>::contiguous(&mats, &[2], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Svd) {
             let vals = run_svd(&inp.view(), false, false, b);
             for full in [false, true] {
                 let ctx = format!("{} svd full={full} {m}x{n} {}", dtype_name::<T>(), b.name());
@@ -148,7 +148,7 @@ fn batch_shapes<T: Real>(seed: u64) {
             let count: usize = batch.iter().product();
             let mats: Vec<M> = (0..count).map(|_| gaussian(&mut g, m, n)).collect();
             let inp = Input::<T>::contiguous(&mats, batch, m, n);
-            for b in BACKENDS {
+            for b in backends(Op::Svd) {
                 for full in [false, true] {
                     let ctx = format!("svd batch {batch:?} {m}x{n} full={full} {}", b.name());
                     let (res, info) =
@@ -248,7 +248,7 @@ fn svd_transposed_view() {
     for (m, n) in [(7, 12), (40, 9)] {
         let a = gaussian(&mut g, m, n);
         let at = BatchRef::new(&a.d, &[n, m], &[1, n as isize]).unwrap();
-        for b in BACKENDS {
+        for b in backends(Op::Svd) {
             let r = run_svd(&at, false, true, b);
             check_svd(
                 &a.t(),
@@ -287,7 +287,7 @@ fn into_strided_outputs<T: Real>(seed: u64) {
             mlays.push(Lay::random(&mut g, nd));
             let mut vlays = Lay::all(nd - 1);
             vlays.push(Lay::random(&mut g, nd - 1));
-            for b in BACKENDS {
+            for b in backends(Op::Svd) {
                 for (full, vectors) in [(false, true), (true, true), (false, false)] {
                     let want = run_svd(&inp.view(), full, vectors, b);
                     let (uc, vr) = if full { (m, n) } else { (k, k) };
@@ -402,7 +402,7 @@ fn structured<T: Real>(seed: u64) {
         ];
         let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
         let inp = Input::<T>::contiguous(&mats, &[mats.len()], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Svd) {
             for full in [false, true] {
                 let res = run_svd(&inp.view(), full, true, b);
                 for (i, (name, _, def)) in cases.iter().enumerate() {
@@ -479,7 +479,7 @@ fn svd_extreme_magnitudes_f32() {
         let mx = base.max_abs();
         let mats = [base.clone(), base.scale(1e-30 / mx), base.scale(1e37 / mx)];
         let inp = Input::<f32>::contiguous(&mats, &[3], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Svd) {
             for (full, vectors) in [(false, true), (true, true), (false, false)] {
                 let res = run_svd(&inp.view(), full, vectors, b);
                 infos_clean(&res.info, "svd extreme");
@@ -505,7 +505,7 @@ fn svd_extreme_magnitudes_f32() {
         for e in [-100i32, 120] {
             let sc = 2f64.powi(e);
             let inp = Input::<f32>::contiguous(&[b32.clone(), b32.scale(sc)], &[2], m, n);
-            for b in BACKENDS {
+            for b in backends(Op::Svd) {
                 let res = run_svd(&inp.view(), false, true, b);
                 let ctx = format!("svd f32 2^{e} {m}x{n} {}", b.name());
                 let (u, vh) = (res.u.unwrap(), res.vh.unwrap());
@@ -526,7 +526,7 @@ fn svd_extreme_magnitudes_f64() {
         let mx = base.max_abs();
         let mats = [base.scale(1e-300 / mx), base.scale(1e300 / mx)];
         let inp = Input::<f64>::contiguous(&mats, &[2], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Svd) {
             let res = run_svd(&inp.view(), false, true, b);
             for i in 0..2 {
                 let s = if i == 0 { 1e300 } else { 1e-300 };
@@ -564,7 +564,7 @@ fn nonfinite_in_batch<T: Real>(seed: u64) {
         let good: Vec<usize> = (0..6).filter(|i| !bad.contains(i)).collect();
         let good_mats: Vec<M> = good.iter().map(|&i| mats[i].clone()).collect();
         let clean = Input::<T>::contiguous(&good_mats, &[good.len()], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Svd) {
             for (full, vectors) in [(false, true), (true, true), (false, false)] {
                 let ctx = format!(
                     "svd nonfinite {m}x{n} full={full} vectors={vectors} {}",
@@ -806,7 +806,7 @@ fn rank_flag<T: Real>(seed: u64) {
         ];
         let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
         let inp = Input::<T>::contiguous(&mats, &[mats.len()], m, n);
-        for b in BACKENDS {
+        for b in backends(Op::Svd) {
             for vectors in [true, false] {
                 let res = run_svd(&inp.view(), false, vectors, b);
                 for (i, (name, _, def)) in cases.iter().enumerate() {

@@ -49,8 +49,9 @@ fn out_mat<'a, T>(v: &'a mut BatchMut<'_, T>) -> OutMat<'a, T> {
 /// Run `req` (host data, checked by the entry) by `plan`: the batch spread over the
 /// cores, each matrix by the plan's algorithm.
 pub(crate) fn run<T: Real>(plan: &Plan, req: &mut Request<'_, T>) -> Result<()> {
-    let algo = CpuAlgo::of(plan.backend)
-        .ok_or_else(|| Error::Argument(format!("internal: {} is not a CPU backend", plan.backend)))?;
+    let algo = CpuAlgo::of(plan.backend).ok_or_else(|| {
+        Error::Argument(format!("internal: {} is not a CPU backend", plan.backend))
+    })?;
     let batch = req.a.layout().batch();
     // An empty batch: nothing to compute, and no scratch to size for matrices that may
     // be huge.

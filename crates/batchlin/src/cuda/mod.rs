@@ -219,7 +219,12 @@ fn run_device<T: Real>(
             info,
             panel,
         };
-        qr::run::<T>(&dev.dev, QrKernel::from_name(plan.kernel.name)?, stream, &call)
+        qr::run::<T>(
+            &dev.dev,
+            QrKernel::from_name(plan.kernel.name)?,
+            stream,
+            &call,
+        )
     }
 }
 
@@ -244,7 +249,9 @@ fn leg(l: &Layout, host: *const u8, es: usize, sc: &mut Scratch, pin: &mut usize
     } else {
         crate::view::contiguous_strides(&l.shape())?
     };
-    let registered = dense.then(|| host_buffers::lookup(host.cast(), bytes)).flatten();
+    let registered = dense
+        .then(|| host_buffers::lookup(host.cast(), bytes))
+        .flatten();
     let at = registered.is_none().then(|| {
         let at = *pin;
         *pin += bytes.div_ceil(16) * 16;
@@ -273,7 +280,13 @@ fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) ->
     let stream = OwnedStream::new()?;
     let mut sc = Scratch::new(stream.0);
     let mut pin_len = 0usize;
-    let a_leg = leg(req.a.layout(), req.a.as_ptr().cast(), es, &mut sc, &mut pin_len)?;
+    let a_leg = leg(
+        req.a.layout(),
+        req.a.as_ptr().cast(),
+        es,
+        &mut sc,
+        &mut pin_len,
+    )?;
     let mut outs = req.out.views_mut();
     let out_legs = outs
         .iter_mut()

@@ -107,7 +107,7 @@ pub(crate) struct GemmArgs {
 
 /// (rows M, columns W, lanes a column RS) of the warp kernel, as instantiated in
 /// kernels/qr.cu, for the types whose `warp_lane_rows` allow M / RS rows a lane. Above 32
-/// columns the tile kernel took over (session 5: 4096x64x64 f32 0.31 ms against the
+/// columns the tile kernel took over (2026-12-01, docs/results/h200/2026-12-01-qr-tile/: 4096x64x64 f32 0.31 ms against the
 /// warp kernel's 0.45 with each column over two lanes).
 pub(crate) const REG_SHAPES: &[(usize, usize, usize)] = &[
     (8, 8, 1),
@@ -170,7 +170,8 @@ impl TileShape {
 
 /// The tile kernel's instantiations, smallest first; each the fastest of the thread
 /// grids, register caps and chunk lengths measured for its capacity (gpu-lab `s6grid`,
-/// `tiletime128`, `tilenarrow`; cuda-qr.md "Session 5" and "Session 7").
+/// `tiletime128`, `tilenarrow`; docs/results/h200/2026-12-01-qr-tile/ and
+/// docs/results/h200/2026-12-01-qr-tile-chunks-staging/).
 pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
     // [m, n, rg, cg, minb, fc, qc, stage]
     let list: &[[usize; 8]] = match t {
@@ -310,7 +311,7 @@ pub(crate) fn reg_shape<T: Real>(m: usize, ncols: usize) -> Option<(usize, usize
 
 /// Whether Auto sends m x `ncols` to the warp kernel: wherever it fits, up to 32 columns
 /// and 64 rows (f64: 32). 4096x32x32 f32 0.057 ms; 4096x64x32 0.19 against the tile
-/// kernel's 0.23 (cuda-qr.md, sessions 3 and 5).
+/// kernel's 0.23 (docs/results/h200/2026-11-30-qr-warp-rewrite/, 2026-12-01-qr-tile/).
 fn warp_wins<T: Real>(m: usize, ncols: usize) -> bool {
     reg_shape::<T>(m, ncols).is_some()
 }

@@ -13,8 +13,8 @@
 use cudarc::driver::sys as cu;
 
 use super::driver::{launch, zero_words, Device, Func, Scratch};
-use super::DeviceCaps;
 use super::qr::Call;
+use super::DeviceCaps;
 use crate::{DType, Error, Problem, Real, Result};
 
 /// Mirrors `struct BqArgs` in kernels/qr_blocked.cu.

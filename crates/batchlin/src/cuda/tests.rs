@@ -1,11 +1,14 @@
-//! GPU QR tests: every forced kernel at shapes around its boundaries, against a float64
-//! CPU reference. With no CUDA they print "skipped: no CUDA (reason)" and pass.
+//! GPU QR tests: every CUDA kernel of the registry forced at shapes around its
+//! boundaries, through the one entry, against a float64 CPU reference. With no CUDA they
+//! print "skipped: no CUDA (reason)" and pass.
 
 use super::*;
-use crate::DType;
+use crate::registry::{self, Kernel};
+use crate::timing;
+use crate::{Backend, DType, Op, Options, Problem, Variant};
 
-fn backend() -> Option<&'static CudaBackend> {
-    match CudaBackend::get() {
+fn backend() -> Option<&'static CudaDevice> {
+    match device(0) {
         Ok(b) => Some(b),
         Err(e) => {
             // Straight to the stream, past the test harness's capture, so that it shows.
@@ -43,7 +46,7 @@ enum Special {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq)]
-enum Layout {
+enum Lay {
     RowMajor,
     ColMajor,
     Padded,
@@ -56,15 +59,28 @@ enum Mode {
     R,
 }
 
-/// Runs one case; returns Ok(false) when the forced kernel does not take the shape.
+/// The CUDA QR kernels of the registry, then None: the planner's own choice.
+fn kernels() -> Vec<Option<&'static Kernel>> {
+    registry::kernels(Op::Qr, Backend::Cuda)
+        .map(Some)
+        .chain([None])
+        .collect()
+}
+
+fn kname(k: Option<&Kernel>) -> &'static str {
+    k.map_or("auto", |k| k.name)
+}
+
+/// Runs one case (host data through the GPU, the kernel forced or planned); returns
+/// Ok(false) when the forced kernel does not take the shape.
 #[allow(clippy::too_many_arguments)]
 fn case<T: Real>(
-    kernel: QrKernel,
+    kernel: Option<&Kernel>,
     batch: usize,
     m: usize,
     n: usize,
     mode: Mode,
-    lay: Layout,
+    lay: Lay,
     sp: Special,
     seed: u64,
 ) -> Result<bool> {
@@ -74,9 +90,9 @@ fn case<T: Real>(
         _ => (k, k),
     };
     let (rs, cs, bs) = match lay {
-        Layout::RowMajor => (n, 1, m * n),
-        Layout::ColMajor => (1, m, m * n),
-        Layout::Padded => (2 * n + 3, 2, m * (2 * n + 3) + 5),
+        Lay::RowMajor => (n, 1, m * n),
+        Lay::ColMajor => (1, m, m * n),
+        Lay::Padded => (2 * n + 3, 2, m * (2 * n + 3) + 5),
     };
     let mut rng = Rng(seed);
     let mut a = vec![0f64; bs * batch];
@@ -110,44 +126,35 @@ fn case<T: Real>(
     let mut info = vec![Info(0xdead); batch];
     // Q row-major after row-major input (the kernels' 16-byte row stores), column-major
     // otherwise; R row-major: exercises the output strides too.
-    let (q_rs, q_cs) = if lay == Layout::RowMajor {
+    let (q_rs, q_cs) = if lay == Lay::RowMajor {
         (qc, 1)
     } else {
         (1, m)
     };
-    let res = qr_host::<T>(
-        kernel,
-        batch,
-        m,
-        n,
-        HostMat {
-            data: &at_,
-            batch_stride: bs,
-            row_stride: rs,
-            col_stride: cs,
-        },
-        if mode == Mode::R {
-            None
-        } else {
-            Some(HostMatMut {
-                data: &mut q,
-                batch_stride: m * qc,
-                row_stride: q_rs,
-                col_stride: q_cs,
-            })
-        },
-        qc,
-        HostMatMut {
-            data: &mut r,
-            batch_stride: rr * n,
-            row_stride: n,
-            col_stride: 1,
-        },
-        rr,
-        &mut info,
-    );
+    let qmode = match mode {
+        Mode::Reduced => crate::QrMode::Reduced,
+        Mode::Complete => crate::QrMode::Complete,
+        Mode::R => crate::QrMode::R,
+    };
+    let av = crate::BatchRef::new(
+        &at_,
+        &[batch, m, n],
+        &[bs as isize, rs as isize, cs as isize],
+    )?;
+    let mut qv = crate::BatchMut::new(
+        &mut q,
+        &[batch, m, qc],
+        &[(m * qc) as isize, q_rs as isize, q_cs as isize],
+    )?;
+    let mut rv = crate::BatchMut::contiguous(&mut r, &[batch, rr, n])?;
+    let opts = match kernel {
+        Some(k) => Options::with_kernel(Backend::Cuda, k.name),
+        None => Options::with_backend(Backend::Cuda),
+    };
+    let qv = (mode != Mode::R).then_some(&mut qv);
+    let res = crate::qr_into(&av, qmode, qv, &mut rv, Some(&mut info), &opts);
     match res {
-        Err(Error::Argument(_)) if kernel != QrKernel::Auto => return Ok(false),
+        Err(Error::Argument(_)) if kernel.is_some() => return Ok(false),
         Err(e) => return Err(e),
         Ok(()) => {}
     }
@@ -155,7 +162,7 @@ fn case<T: Real>(
     let tol = if T::DTYPE == DType::F32 { 1e-4 } else { 1e-12 };
     let tag = format!(
         "{} {:?} {batch}x{m}x{n} {mode:?} {lay:?} {sp:?}",
-        kernel.name(),
+        kname(kernel),
         T::DTYPE
     );
     let mut rank_flags = 0;
@@ -332,7 +339,7 @@ const SHAPES: &[(usize, usize, usize)] = &[
 
 fn sweep<T: Real>() -> Result<()> {
     let mut seed = 1;
-    for kernel in QrKernel::FORCEABLE.into_iter().chain([QrKernel::Auto]) {
+    for kernel in kernels() {
         let (mut ran, mut skipped) = (0, 0);
         for &(b, m, n) in SHAPES {
             seed += 1;
@@ -342,7 +349,7 @@ fn sweep<T: Real>() -> Result<()> {
                 m,
                 n,
                 Mode::Reduced,
-                Layout::RowMajor,
+                Lay::RowMajor,
                 Special::Rand,
                 seed,
             )? {
@@ -352,19 +359,19 @@ fn sweep<T: Real>() -> Result<()> {
             }
         }
         for (m, n, mode, lay) in [
-            (24, 20, Mode::Complete, Layout::ColMajor),
-            (12, 16, Mode::Complete, Layout::RowMajor),
-            (100, 40, Mode::Complete, Layout::ColMajor),
-            (60, 50, Mode::R, Layout::Padded),
-            (128, 100, Mode::Complete, Layout::Padded),
-            (30, 30, Mode::Reduced, Layout::Padded),
-            (30, 30, Mode::R, Layout::RowMajor),
-            (300, 40, Mode::R, Layout::ColMajor),
-            (300, 40, Mode::Reduced, Layout::Padded),
-            (300, 200, Mode::Complete, Layout::ColMajor),
-            (130, 300, Mode::Complete, Layout::Padded),
-            (200, 300, Mode::Reduced, Layout::Padded),
-            (513, 257, Mode::R, Layout::RowMajor),
+            (24, 20, Mode::Complete, Lay::ColMajor),
+            (12, 16, Mode::Complete, Lay::RowMajor),
+            (100, 40, Mode::Complete, Lay::ColMajor),
+            (60, 50, Mode::R, Lay::Padded),
+            (128, 100, Mode::Complete, Lay::Padded),
+            (30, 30, Mode::Reduced, Lay::Padded),
+            (30, 30, Mode::R, Lay::RowMajor),
+            (300, 40, Mode::R, Lay::ColMajor),
+            (300, 40, Mode::Reduced, Lay::Padded),
+            (300, 200, Mode::Complete, Lay::ColMajor),
+            (130, 300, Mode::Complete, Lay::Padded),
+            (200, 300, Mode::Reduced, Lay::Padded),
+            (513, 257, Mode::R, Lay::RowMajor),
         ] {
             seed += 1;
             if case::<T>(kernel, 5, m, n, mode, lay, Special::Rand, seed)? {
@@ -382,7 +389,7 @@ fn sweep<T: Real>() -> Result<()> {
         ] {
             for (m, n) in [(32, 28), (60, 50), (120, 90), (260, 24), (150, 100)] {
                 seed += 1;
-                if case::<T>(kernel, 5, m, n, Mode::Reduced, Layout::ColMajor, sp, seed)? {
+                if case::<T>(kernel, 5, m, n, Mode::Reduced, Lay::ColMajor, sp, seed)? {
                     ran += 1;
                 } else {
                     skipped += 1;
@@ -392,9 +399,9 @@ fn sweep<T: Real>() -> Result<()> {
         println!(
             "{:?} {}: {ran} cases passed, {skipped} shapes not taken by this kernel",
             T::DTYPE,
-            kernel.name()
+            kname(kernel)
         );
-        assert!(ran > 0, "{} ran no case", kernel.name());
+        assert!(ran > 0, "{} ran no case", kname(kernel));
     }
     Ok(())
 }
@@ -402,12 +409,10 @@ fn sweep<T: Real>() -> Result<()> {
 #[test]
 fn qr_every_kernel_f32() {
     let Some(be) = backend() else { return };
+    let c = be.caps();
     println!(
         "device: {} ({} SMs, sm_{}{})",
-        be.device_name(),
-        be.sm_count(),
-        be.compute_capability().0,
-        be.compute_capability().1
+        c.name, c.sm_count, c.cc.0, c.cc.1
     );
     sweep::<f32>().unwrap();
 }
@@ -418,33 +423,31 @@ fn qr_every_kernel_f32() {
 #[test]
 fn qr_auto_large_batches_of_tall_matrices() {
     let Some(be) = backend() else { return };
-    let batch = 2 * be.sm_count() as usize + 7;
-    let cluster = be.compute_capability().0 >= 9;
+    let batch = 2 * be.caps().sm_count as usize + 7;
+    let cluster = be.caps().cc.0 >= 9;
+    let planned = |variant, dtype, m, n| {
+        let p = Problem::new(variant, dtype, batch, m, n);
+        let place = Place::Cuda {
+            ordinal: 0,
+            stream: Stream::DEFAULT,
+        };
+        crate::plan(&p, &place, &Options::default())
+            .unwrap()
+            .kernel
+            .name
+    };
     for (m, n, want) in [
         (512, 64, if cluster { "cluster" } else { "tall" }),
         (300, 40, "tall"),
     ] {
-        let k = m.min(n);
-        assert_eq!(be.qr_kernel_for::<f32>(batch, m, n, Some(k)).name(), want);
-        assert_eq!(be.qr_kernel_for::<f64>(batch, m, n, None).name(), want);
+        assert_eq!(planned(Variant::QrReduced, DType::F32, m, n), want);
+        assert_eq!(planned(Variant::QrR, DType::F64, m, n), want);
         for (seed, mode, lay) in [
-            (91, Mode::Reduced, Layout::RowMajor),
-            (92, Mode::R, Layout::ColMajor),
+            (91, Mode::Reduced, Lay::RowMajor),
+            (92, Mode::R, Lay::ColMajor),
         ] {
-            assert!(
-                case::<f32>(QrKernel::Auto, batch, m, n, mode, lay, Special::Rand, seed).unwrap()
-            );
-            assert!(case::<f64>(
-                QrKernel::Auto,
-                batch,
-                m,
-                n,
-                mode,
-                lay,
-                Special::Rand,
-                seed + 10
-            )
-            .unwrap());
+            assert!(case::<f32>(None, batch, m, n, mode, lay, Special::Rand, seed).unwrap());
+            assert!(case::<f64>(None, batch, m, n, mode, lay, Special::Rand, seed + 10).unwrap());
         }
     }
 }
@@ -457,105 +460,116 @@ fn qr_every_kernel_f64() {
     sweep::<f64>().unwrap();
 }
 
-/// The device entry point on a caller's stream with caller's device pointers: Q written
-/// transposed, info left on the device until read here.
+/// Device data through the entry on a caller's stream: Q written transposed, info left
+/// on the device until read here, the caller's current context given back.
 #[test]
 fn qr_device_on_callers_stream() {
     let Some(be) = backend() else { return };
     let (batch, m, n) = (33usize, 40usize, 24usize);
     let mut rng = Rng(99);
     let a: Vec<f32> = (0..batch * m * n).map(|_| rng.normal() as f32).collect();
+    let _ctx = be.dev.enter().unwrap();
+    let stream = OwnedStream::new().unwrap();
+    let buf = |bytes: usize| DeviceBuffer::new(bytes).unwrap();
+    let (da, dq, dr, di) = (
+        buf(a.len() * 4),
+        buf(batch * m * n * 4),
+        buf(batch * n * n * 4),
+        buf(batch * 4),
+    );
+    let bytes =
+        |x: &[f32]| unsafe { std::slice::from_raw_parts(x.as_ptr() as *const u8, x.len() * 4) };
+    da.upload(bytes(&a)).unwrap();
+    // SAFETY: device buffers of device 0 sized for the views; a stream of its context.
     unsafe {
-        be.dev.make_current().unwrap();
-        let mut stream: cu::CUstream = std::ptr::null_mut();
-        driver::check(cu::cuStreamCreate(&mut stream, 1), "cuStreamCreate").unwrap();
-        let alloc = |bytes: usize| {
-            let mut p = 0;
-            driver::check(cu::cuMemAlloc_v2(&mut p, bytes), "cuMemAlloc").unwrap();
-            p
+        let (b, mi, ni) = (batch as isize, m as isize, n as isize);
+        let req = Request {
+            operation: Operation::Qr(QrMode::Reduced),
+            a: BatchRef::from_device(da.ptr as *const f32, 0, &[batch, m, n], &[mi * ni, ni, 1])
+                .unwrap(),
+            out: Outputs::Qr {
+                // Q stored transposed (n x m per matrix, i.e. column-major m x n)
+                q: Some(
+                    BatchMut::from_device(dq.ptr as *mut f32, 0, &[batch, m, n], &[mi * ni, 1, mi])
+                        .unwrap(),
+                ),
+                r: BatchMut::from_device(dr.ptr as *mut f32, 0, &[batch, n, n], &[ni * ni, ni, 1])
+                    .unwrap(),
+            },
+            info: Some(InfoOut::Device(
+                DeviceWords::new(di.ptr as *mut u32, 0, batch).unwrap(),
+            )),
+            place: Place::Cuda {
+                ordinal: 0,
+                stream: Stream::from_raw(stream.0 as *mut c_void),
+            },
         };
-        let (da, dq, dr, di) = (
-            alloc(a.len() * 4),
-            alloc(batch * m * n * 4),
-            alloc(batch * n * n * 4),
-            alloc(batch * 4),
-        );
-        driver::check(
-            cu::cuMemcpyHtoD_v2(da, a.as_ptr() as *const _, a.len() * 4),
-            "htod",
-        )
-        .unwrap();
-        // Q stored transposed (n x m per matrix, i.e. column-major m x n)
-        let qm = DevMat {
-            ptr: dq,
-            batch_stride: (m * n) as i64,
-            row_stride: 1,
-            col_stride: m as i64,
-        };
-        let am = DevMat {
-            ptr: da,
-            batch_stride: (m * n) as i64,
-            row_stride: n as i64,
-            col_stride: 1,
-        };
-        let rm = DevMat {
-            ptr: dr,
-            batch_stride: (n * n) as i64,
-            row_stride: n as i64,
-            col_stride: 1,
-        };
-        qr_device::<f32>(
-            be,
-            stream,
-            QrKernel::Auto,
-            batch,
-            m,
-            n,
-            am,
-            Some(qm),
-            n,
-            rm,
-            n,
-            di,
-        )
-        .unwrap();
-        driver::check(cu::cuStreamSynchronize(stream), "sync").unwrap();
-        let mut q = vec![0f32; batch * m * n];
-        let mut r = vec![0f32; batch * n * n];
-        let mut info = vec![0u32; batch];
-        driver::check(
-            cu::cuMemcpyDtoH_v2(q.as_mut_ptr() as *mut _, dq, q.len() * 4),
-            "dtoh",
-        )
-        .unwrap();
-        driver::check(
-            cu::cuMemcpyDtoH_v2(r.as_mut_ptr() as *mut _, dr, r.len() * 4),
-            "dtoh",
-        )
-        .unwrap();
-        driver::check(
-            cu::cuMemcpyDtoH_v2(info.as_mut_ptr() as *mut _, di, batch * 4),
-            "dtoh",
-        )
-        .unwrap();
-        for p in [da, dq, dr, di] {
-            let _ = cu::cuMemFree_v2(p);
-        }
-        let _ = cu::cuStreamDestroy_v2(stream);
-        for b in 0..batch {
-            assert_eq!(info[b], 0);
-            let mut worst = 0f64;
-            for i in 0..m {
-                for j in 0..n {
-                    let s: f64 = (0..n)
-                        .map(|l| q[b * m * n + i + l * m] as f64 * r[b * n * n + l * n + j] as f64)
-                        .sum();
-                    worst = worst.max((s - a[b * m * n + i * n + j] as f64).abs());
-                }
-            }
-            assert!(worst < 1e-4, "matrix {b}: max |A - QR| = {worst}");
-        }
+        let _ = b;
+        crate::run(req, &Options::default()).unwrap();
     }
+    stream.sync().unwrap();
+    let mut q = vec![0f32; batch * m * n];
+    let mut r = vec![0f32; batch * n * n];
+    let mut info = vec![0u32; batch];
+    let bytes_mut = |x: &mut [f32]| unsafe {
+        std::slice::from_raw_parts_mut(x.as_mut_ptr() as *mut u8, x.len() * 4)
+    };
+    dq.download(bytes_mut(&mut q)).unwrap();
+    dr.download(bytes_mut(&mut r)).unwrap();
+    di.download(unsafe { std::slice::from_raw_parts_mut(info.as_mut_ptr() as *mut u8, batch * 4) })
+        .unwrap();
+    for b in 0..batch {
+        assert_eq!(info[b], 0);
+        let mut worst = 0f64;
+        for i in 0..m {
+            for j in 0..n {
+                let s: f64 = (0..n)
+                    .map(|l| q[b * m * n + i + l * m] as f64 * r[b * n * n + l * n + j] as f64)
+                    .sum();
+                worst = worst.max((s - a[b * m * n + i * n + j] as f64).abs());
+            }
+        }
+        assert!(worst < 1e-4, "matrix {b}: max |A - QR| = {worst}");
+    }
+}
+
+/// Device 0 named explicitly works; a missing ordinal is a clear Unavailable error from
+/// the planner, the entry and `device`, and host data views cannot pose as device data.
+#[test]
+fn device_ordinals() {
+    let Some(_) = backend() else { return };
+    let count = device_count().unwrap();
+    assert!(device(0).is_ok());
+    let e = device(count).err().expect("a missing ordinal is an error");
+    assert_eq!(e.kind(), "unavailable", "{e}");
+    assert!(
+        e.message().contains(&format!("no CUDA device {count}")),
+        "{e}"
+    );
+    let p = Problem::new(Variant::QrReduced, DType::F32, 4, 8, 8);
+    let place = |ordinal| Place::Cuda {
+        ordinal,
+        stream: Stream::DEFAULT,
+    };
+    let plan = crate::plan(&p, &place(0), &Options::default()).unwrap();
+    assert_eq!((plan.ordinal, plan.kernel.name), (Some(0), "warp"));
+    let e = crate::plan(&p, &place(count), &Options::default()).unwrap_err();
+    assert_eq!(e.kind(), "unavailable", "{e}");
+    // Host memory handed over as if on the device: refused before anything runs.
+    let a = vec![1f32; 4 * 64];
+    let mut r = vec![0f32; 4 * 64];
+    let req = Request {
+        operation: Operation::Qr(QrMode::R),
+        a: BatchRef::contiguous(&a, &[4, 8, 8]).unwrap(),
+        out: Outputs::Qr {
+            q: None,
+            r: BatchMut::contiguous(&mut r, &[4, 8, 8]).unwrap(),
+        },
+        info: None,
+        place: place(0),
+    };
+    let e = crate::run(req, &Options::default()).unwrap_err();
+    assert_eq!(e.kind(), "argument", "{e}");
 }
 
 /// The kernel sources compile under NVRTC for sm_90 wherever NVRTC is installed (no GPU
@@ -596,46 +610,33 @@ fn nvrtc_compiles_every_kernel() {
 
 #[test]
 fn unavailable_is_an_error_not_a_panic() {
-    // Whatever the machine, get() answers without panicking, and a host call either works
-    // or reports Unavailable.
-    let r = CudaBackend::get();
+    // Whatever the machine, device() answers without panicking, and a host call forced
+    // onto the GPU either works or reports Unavailable.
+    let r = device(0);
     if let Err(e) = &r {
         assert_eq!(e.kind(), "unavailable", "{e}");
-        let mut info = [Info(0)];
         let a = [1.0f32];
         let mut rr = [0.0f32];
-        let e2 = qr_host::<f32>(
-            QrKernel::Auto,
-            1,
-            1,
-            1,
-            HostMat {
-                data: &a,
-                batch_stride: 1,
-                row_stride: 1,
-                col_stride: 1,
-            },
+        let e2 = crate::qr_into(
+            &BatchRef::contiguous(&a, &[1, 1, 1]).unwrap(),
+            QrMode::R,
             None,
-            1,
-            HostMatMut {
-                data: &mut rr,
-                batch_stride: 1,
-                row_stride: 1,
-                col_stride: 1,
-            },
-            1,
-            &mut info,
+            &mut BatchMut::contiguous(&mut rr, &[1, 1, 1]).unwrap(),
+            None,
+            &Options::with_backend(Backend::Cuda),
         )
         .unwrap_err();
         assert_eq!(e2.kind(), "unavailable");
         println!("skipped: no CUDA ({})", e.message());
     }
     assert!(QrKernel::from_name("warp").is_ok() && QrKernel::from_name("nope").is_err());
+    for k in registry::kernels(Op::Qr, Backend::Cuda) {
+        assert!(QrKernel::from_name(k.name).is_ok(), "{}", k.name);
+    }
 }
 
-/// Times qr_device (Auto and each kernel that takes the shape) with CUDA events, inputs
-/// rotated beyond L2, median of 15 after warm-up (3 for the largest); scratch from the pool
-/// inside the timing; f32 then f64. Run with --ignored on a GPU machine.
+/// Times device-resident QR (the plan's kernel, then each registry kernel that takes the
+/// shape) through the timing harness; f32 then f64. Run with --ignored on a GPU machine.
 #[test]
 #[ignore]
 fn bench_qr_device() {
@@ -663,102 +664,40 @@ fn bench_qr_device() {
         (1, 4096, 1024),
         (1, 1024, 4096),
     ];
-    println!("device: {}", be.device_name());
-    bench_shapes::<f32>(be, shapes);
-    bench_shapes::<f64>(be, shapes);
+    println!("device: {}", be.caps().name);
+    bench_shapes::<f32>(shapes);
+    bench_shapes::<f64>(shapes);
 }
 
-fn bench_shapes<T: Real>(be: &CudaBackend, shapes: &[(usize, usize, usize)]) {
-    let es = std::mem::size_of::<T>();
-    let tn = if T::DTYPE == DType::F32 { "f32" } else { "f64" };
-    unsafe {
-        be.dev.make_current().unwrap();
-        let mut stream: cu::CUstream = std::ptr::null_mut();
-        driver::check(cu::cuStreamCreate(&mut stream, 1), "cuStreamCreate").unwrap();
-        let (mut e0, mut e1) = (std::ptr::null_mut(), std::ptr::null_mut());
-        driver::check(cu::cuEventCreate(&mut e0, 0), "ev").unwrap();
-        driver::check(cu::cuEventCreate(&mut e1, 0), "ev").unwrap();
-        for &(batch, m, n) in shapes {
-            let k = m.min(n);
-            let elems = batch * m * n;
-            let nbuf = ((256usize << 20) / (elems * es) + 1).clamp(2, 16);
-            let mut rng = Rng(5);
-            let host: Vec<T> = (0..elems).map(|_| T::from_f64(rng.normal())).collect();
-            let alloc = |bytes: usize| {
-                let mut p = 0;
-                driver::check(cu::cuMemAlloc_v2(&mut p, bytes), "cuMemAlloc").unwrap();
-                p
+fn bench_shapes<T: Real>(shapes: &[(usize, usize, usize)]) {
+    let tn = T::DTYPE.name();
+    for &(batch, m, n) in shapes {
+        let mut rng = Rng(5);
+        let host: Vec<T> = (0..batch * m * n)
+            .map(|_| T::from_f64(rng.normal()))
+            .collect();
+        let p = Problem::new(Variant::QrReduced, T::DTYPE, batch, m, n);
+        let reps = if m * n >= 1 << 20 { 5 } else { 15 };
+        for kernel in kernels().into_iter().rev() {
+            let opts = match kernel {
+                Some(k) => Options::with_kernel(Backend::Cuda, k.name),
+                None => Options::default(),
             };
-            let bufs: Vec<u64> = (0..nbuf).map(|_| alloc(elems * es)).collect();
-            for &b in &bufs {
-                driver::check(
-                    cu::cuMemcpyHtoD_v2(b, host.as_ptr() as *const _, elems * es),
-                    "htod",
-                )
-                .unwrap();
-            }
-            let (dq, dr, di) = (
-                alloc(batch * m * k * es),
-                alloc(batch * k * n * es),
-                alloc(batch * 4),
+            // A kernel that does not take the shape is left out.
+            let Ok(t) = timing::time_device::<T>(&p, 0, &opts, &[&host], reps) else {
+                continue;
+            };
+            let chosen = if kernel.is_none() {
+                t.plan.kernel.name
+            } else {
+                ""
+            };
+            println!(
+                "BENCH {tn} {batch}x{m}x{n} {:<7} {chosen:<7} median {:.4} ms  min {:.4}",
+                kname(kernel),
+                t.ms,
+                t.min_ms
             );
-            for kernel in [QrKernel::Auto].into_iter().chain(QrKernel::FORCEABLE) {
-                let mut ts = Vec::new();
-                let mut ok = true;
-                let reps = if m * n >= 1 << 20 { 5 } else { 15 };
-                for it in 0..reps + 3 {
-                    let am = DevMat {
-                        ptr: bufs[it % nbuf],
-                        batch_stride: (m * n) as i64,
-                        row_stride: n as i64,
-                        col_stride: 1,
-                    };
-                    let qm = DevMat {
-                        ptr: dq,
-                        batch_stride: (m * k) as i64,
-                        row_stride: k as i64,
-                        col_stride: 1,
-                    };
-                    let rm = DevMat {
-                        ptr: dr,
-                        batch_stride: (k * n) as i64,
-                        row_stride: n as i64,
-                        col_stride: 1,
-                    };
-                    cu::cuEventRecord(e0, stream);
-                    if qr_device::<T>(be, stream, kernel, batch, m, n, am, Some(qm), k, rm, k, di)
-                        .is_err()
-                    {
-                        ok = false;
-                        break;
-                    }
-                    cu::cuEventRecord(e1, stream);
-                    cu::cuEventSynchronize(e1);
-                    let mut ms = 0f32;
-                    cu::cuEventElapsedTime_v2(&mut ms, e0, e1);
-                    if it >= 3 {
-                        ts.push(ms);
-                    }
-                }
-                if ok {
-                    ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
-                    let chosen = if kernel == QrKernel::Auto {
-                        be.qr_kernel_for::<T>(batch, m, n, Some(k)).name()
-                    } else {
-                        ""
-                    };
-                    println!(
-                        "BENCH {tn} {batch}x{m}x{n} {:<7} {chosen:<7} median {:.4} ms  min {:.4}",
-                        kernel.name(),
-                        ts[ts.len() / 2],
-                        ts[0]
-                    );
-                }
-            }
-            for p in bufs.into_iter().chain([dq, dr, di]) {
-                let _ = cu::cuMemFree_v2(p);
-            }
         }
-        let _ = cu::cuStreamDestroy_v2(stream);
     }
 }

@@ -843,11 +843,44 @@ pub fn check_svd(a: &M, u: Option<&M>, s: &[f64], vh: Option<&M>, full: bool, t:
 // ---------------------------------------------------------------------------------------
 // Backends and shapes
 
-/// Forced CPU backends, and the front door (Auto).
-pub const BACKENDS: [Backend; 3] = [Backend::CpuSmall, Backend::CpuFaer, Backend::Auto];
+/// The backends a suite runs `op` on: every backend the kernel registry has a kernel of
+/// `op` for, forced, where it is usable here (the CUDA backend needs a GPU: without one
+/// it is left out, saying why), then the planner's choice (Auto).
+pub fn backends(op: batchlin::Op) -> Vec<Backend> {
+    let mut v: Vec<Backend> = batchlin::registry::backends(op)
+        .into_iter()
+        .filter(|&b| usable(b))
+        .collect();
+    v.push(Backend::Auto);
+    v
+}
+
+/// The backends that have kernels for every operation (and Auto).
+pub fn backends_for_every_op() -> Vec<Backend> {
+    let all = batchlin::Op::ALL.map(backends);
+    all[0]
+        .iter()
+        .copied()
+        .filter(|b| all.iter().all(|v| v.contains(b)))
+        .collect()
+}
+
+fn usable(b: Backend) -> bool {
+    if b != Backend::Cuda {
+        return true;
+    }
+    match batchlin::cuda::device(0) {
+        Ok(_) => true,
+        Err(e) => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| eprintln!("cuda backend left out: no CUDA ({})", e.message()));
+            false
+        }
+    }
+}
 
 /// Square sizes around every boundary: the small kernels' internal ones (their 8-element
-/// chunks: 7/8/9, 16/17, 31/32/33) and the router's crossovers to faer (backend.rs, per op
+/// chunks: 7/8/9, 16/17, 31/32/33) and the planner's crossovers to faer (plan.rs, per op
 /// and dtype: 128, 160, 192, 256).
 pub const SQUARE: [usize; 26] = [
     0, 1, 2, 3, 7, 8, 9, 16, 17, 31, 32, 33, 48, 49, 64, 65, 96, 97, 128, 129, 160, 161, 192, 193,

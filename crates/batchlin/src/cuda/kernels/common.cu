@@ -193,7 +193,7 @@ __device__ __forceinline__ void bl_householder(T alpha, T ss, T& beta, T& tau, T
 // the hardware approximations, refined (the reciprocals twice, tau's quotient by its
 // residual): the rounding of bl_householder in all but rare cases. The register
 // kernels' reflector step is on their critical path (tile: 4096x64x64 0.310 -> 0.285 ms,
-// 1024x128x128 0.606 -> 0.552, errors unchanged; cuda-qr.md "Session 5").
+// 1024x128x128 0.606 -> 0.552, errors unchanged; docs/results/h200/2026-12-01-qr-tile/).
 __device__ __forceinline__ void bl_householder_nb(float alpha, float ss, float& beta, float& tau, float& scal) {
     const float x = alpha * alpha + ss;
     float rs;

@@ -317,7 +317,7 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
 // hold above k meet zeros of v_k. FC is a multiple of min(RG, CG) dividing CG; beyond
 // RG, row k's register is picked at run time by selects. The unrolled chunks are the
 // kernel's instruction footprint: longer chunks cost masked multiply-adds but fewer
-// instruction-fetch stalls (cuda-qr.md "Session 7": with 4 x 16 threads at 64 x 64, FC 4
+// instruction-fetch stalls (docs/results/h200/2026-12-01-qr-tile-chunks-staging/: with 4 x 16 threads at 64 x 64, FC 4
 // -> 8 took 4096x64x64 from 0.374 to 0.245 ms).
 
 // c ? a : b on registers. Opaque to the compiler, which otherwise turns a select of two
@@ -373,8 +373,8 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     // puts a warp's lanes in distinct banks): a short loop moves them to and from global
     // memory, against an unrolled access per register (a third of the kernel's code).
     // Faster for f64 and f32 128 x 64 (4096x128x64 0.655 -> 0.534 ms, f64 64x64 0.632 ->
-    // 0.533), slower with 64 threads a block (f32 64x64 0.244 -> 0.260): cuda-qr.md
-    // "Session 7".
+    // 0.533), slower with 64 threads a block (f32 64x64 0.244 -> 0.260):
+    // docs/results/h200/2026-12-01-qr-tile-chunks-staging/.
     constexpr int SP = N + CPW;
     static_assert(!ST || M * SP <= KMAX * VS, "tile staging fits the v's");
     T* const stage = sv;
@@ -442,7 +442,7 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
         // transposed: each stage halves what a lane sends, then shuffles hand the sums
         // back: 8 shuffles, 4 adds and 6 selects against 12 shuffles and 12 adds (three
         // and two columns likewise). 4096x64x64 0.282 -> 0.273 ms, 4096x48x48 0.232 ->
-        // 0.223 (gpu-lab, cuda-qr.md "Session 6").
+        // 0.223 (gpu-lab, docs/results/h200/2026-12-01-qr-cluster-q-tile-sums/).
         if constexpr (C == 4 && CPW == 4) {
             if (C0 <= 1) {  // four columns or three (slot 0 zero)
                 // lane bits 4, 3 end with the sum of column 2 b4 + b3
