@@ -29,11 +29,13 @@ The signatures and results are numpy.linalg's and torch.linalg's::
   (``jax.ffi.ffi_call``; see ``batchlin/_jax.py``), and returns JAX arrays on the input's
   device; differentiable (``jax.grad``, ``jax.jvp``: custom JVPs with the standard
   formulas).
-- CUDA: ``qr``/``qr_ex`` of torch CUDA tensors, CuPy arrays and JAX GPU arrays run on
-  the GPU (device 0), reading the input in place, with outputs from the caller's
-  framework on the same device, queued on the caller's current stream (XLA's stream for
-  JAX) with no host synchronisation (info stays on the device). eigh and svd of CUDA
-  input raise UnavailableError saying why (under ``jax.jit``: an XLA error saying it).
+- CUDA: every function takes torch CUDA tensors, CuPy arrays and JAX GPU arrays on any
+  CUDA device and runs there, reading the input in place, with outputs from the
+  caller's framework on the same device, queued on that device's current stream (XLA's
+  stream for JAX) with no host synchronisation (info stays on the device). What the GPU
+  backend cannot do (an operation it has no kernel for, a missing device) raises the
+  core's UnavailableError with its message (under ``jax.jit``: an XLA error saying it);
+  ``backend_for(..., device="cuda:N")`` answers the same beforehand.
 - The GIL is released while computing; calls from several threads at once are fine.
 """
 
@@ -59,7 +61,7 @@ INFO_RANK_DEFICIENT: int = _native.INFO_RANK_DEFICIENT
 
 __all__ = [
     "qr", "qr_ex", "eigh", "eigh_ex", "eigvalsh", "eigvalsh_ex", "svd", "svd_ex",
-    "svdvals", "svdvals_ex", "backend_for", "devices", "policy_source",
+    "svdvals", "svdvals_ex", "backend_for", "Route", "devices", "policy_source",
     "QRResult", "EighResult", "SVDResult", "QRExResult", "EighExResult",
     "EigvalshExResult", "SVDExResult", "SvdvalsExResult",
     "DTypeError", "UnavailableError", "INFO_NONFINITE", "INFO_NOT_CONVERGED",
@@ -158,7 +160,7 @@ def _qr(a, mode, backend, ex):
         q, r, info = res
         wrap = None
     elif _front.is_cupy(a):
-        q, r, info = _front.qr_cupy(a, mode, backend)
+        q, r, info = _front.cupy_run(_front.qr_variant(mode), a, "L", backend)
         wrap = None
     else:
         x, wrap = to_host(a, "qr")
@@ -200,6 +202,8 @@ def _eigh(a, UPLO, vectors, backend, ex):
         return _bt().eigh(a, UPLO, vectors, backend, ex)
     elif _jax.is_jax(a) and (res := _jax.eigh(a, UPLO, vectors, backend, ex)) is not None:
         w, v, info = res
+    elif _front.is_cupy(a):
+        w, v, info = _front.cupy_run(_front.eigh_variant(vectors), a, UPLO, backend)
     else:
         x, wrap = to_host(a, "eigh" if vectors else "eigvalsh")
         w, v, info = _native.eigh(x, UPLO, vectors, backend)
@@ -247,6 +251,9 @@ def _svd(a, full_matrices, vectors, backend, ex):
     elif (_jax.is_jax(a)
           and (res := _jax.svd(a, full_matrices, vectors, backend, ex)) is not None):
         u, s, vh, info = res
+    elif _front.is_cupy(a):
+        u, s, vh, info = _front.cupy_run(_front.svd_variant(full_matrices, vectors), a, "L",
+                                         backend)
     else:
         x, wrap = to_host(a, "svd" if vectors else "svdvals")
         u, s, vh, info = _native.svd(x, full_matrices, vectors, backend)
@@ -321,19 +328,43 @@ def _dtype_name(dtype) -> str:
     raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dtype}")
 
 
-def backend_for(op: str, shape, dtype="float32", device="cpu") -> str:
-    """The backend a call would run on: ``op`` "qr", "eigh", "eigvalsh", "svd" or
-    "svdvals"; ``shape`` [..., M, N]; ``dtype`` as the input's (promoted as a call
-    would); ``device`` "cpu" or "cuda[:N]" (or a torch.device). Raises
-    UnavailableError where the call would (on CUDA: QR only, device 0)."""
+class Route(str):
+    """What ``backend_for`` returns: the backend's name (a ``str``, equal to "cpu-small",
+    "cpu-faer" or "cuda"), with the core's whole plan for the call as ``plan`` (e.g.
+    "cuda:0 tile [rules]": device, kernel and why) and the ``device`` asked about."""
+
+    plan: str
+    device: str
+
+    def __new__(cls, backend: str, plan: str, device: str):
+        r = super().__new__(cls, backend)
+        r.plan, r.device = plan, device
+        return r
+
+    def __repr__(self):
+        return f"Route({str(self)!r}, plan={self.plan!r}, device={self.device!r})"
+
+
+def backend_for(op: str, shape, dtype="float32", device="cpu", *, backend=None) -> Route:
+    """The backend a call would run on, as the core plans it: ``op`` "qr", "eigh",
+    "eigvalsh", "svd" or "svdvals" (or a variant: "qr-complete", "qr-r", "svd-full");
+    ``shape`` [..., M, N]; ``dtype`` as the input's (promoted as a call would);
+    ``device`` "cpu", "cuda" or "cuda:N" (or a torch.device), the memory the input is in;
+    ``backend`` forced, as the call's ``backend=``. Returns the backend's name, with the
+    plan's description as ``.plan``. Raises what the call would: UnavailableError, with
+    the core's message, for a missing device or an operation the device's backend has no
+    kernel for."""
     dev = device if isinstance(device, str) else str(device)  # torch.device: "cuda:0"
-    if dev != "cpu":
+    if dev != "cpu" or backend is not None:
         _front.cuda_libs()
-    return _native.backend_for(op, [int(d) for d in shape], _dtype_name(dtype), dev)
+    name, plan = _native.plan(op, [int(d) for d in shape], _dtype_name(dtype), dev, backend)
+    return Route(name, plan, dev)
 
 
 def devices() -> list:
-    """Every device found, the CPU first: dicts with "kind", "name" and "detail"."""
+    """Every device found, the CPU first: dicts with "kind" ("cpu", "cuda:N"), "name",
+    "detail", "available" and "reason" (why it cannot be used, else None). Where no CUDA
+    device is usable, an entry of kind "cuda" says why."""
     _front.cuda_libs()
     return _native.devices()
 

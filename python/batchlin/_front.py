@@ -12,22 +12,25 @@ dtype rules (decided for batchlin; numpy.linalg's own behaviour noted):
   does (torch.linalg rejects them; batchlin follows NumPy for every framework).
 - float16 and bfloat16 are computed in float32 and returned as float32. numpy.linalg
   raises TypeError for float16; scipy.linalg computes it in float32, and so does
-  batchlin (DESIGN.md: half precision computed in float32). The result stays float32 so
+  batchlin (docs/ARCHITECTURE.md: half precision computed in float32). The result stays float32 so
   that no precision is silently thrown away.
 - complex, object, string and other types raise DTypeError (a ValueError that is also
   a TypeError, so code written for numpy.linalg's TypeError catches it too).
 
-Device memory (CUDA): QR of torch CUDA tensors and CuPy arrays runs on the GPU
-(`qr_cupy` below, `batchlin.torch._qr_cuda` for torch): the input is read where it lies
-(a contiguous copy is made on the device, by the framework, only when its batch
-dimensions do not collapse to one stride or a stride is negative), dtypes are promoted on
-the device as above, the outputs are allocated by the caller's framework on the same
-device, and the work is queued on the caller's current stream with no host
-synchronisation. JAX arrays (CPU and GPU, concrete or traced) go through XLA's FFI
-instead (`batchlin/_jax.py`); they reach `to_host` below only where batchlin's FFI
-handlers could not be registered with the installed jaxlib. The other ops, other devices
-than CUDA device 0 and other DLPack producers raise UnavailableError saying why
-(`device_error`).
+Device memory (CUDA): every operation on torch CUDA tensors and CuPy arrays goes to the
+native layer's one device call (`device_run` below; `batchlin.torch._cuda` for torch,
+`cupy_run` for CuPy), on the input's device (torch's ``tensor.device.index``, CuPy's
+``a.device.id``): the input is read where it lies (a contiguous copy is made on the
+device, by the framework, only when its batch dimensions do not collapse to one stride or
+a stride is negative), dtypes are promoted on the device as above, the outputs are
+allocated by the caller's framework on the same device (in the order
+`_native.output_shapes` gives), and the work is queued on that device's current stream
+with no host synchronisation. Which operations a GPU runs, and which devices exist, is
+the core's answer: what it cannot do comes back as its UnavailableError, with its
+message. JAX arrays (CPU and GPU, concrete or traced) go through XLA's FFI instead
+(`batchlin/_jax.py`); they reach `to_host` below only where batchlin's FFI handlers
+could not be registered with the installed jaxlib. Other devices and other DLPack
+producers on a GPU raise UnavailableError saying why (`device_error`).
 """
 
 from __future__ import annotations
@@ -93,8 +96,6 @@ def not_an_array(a, why: str = "") -> TypeError:
 # ---------------------------------------------------------------------------------------
 # CUDA
 
-_GPU_OPS = ("qr",)  # what the GPU backend computes so far
-
 _cuda_libs_state = None
 _cuda_libs_keep = []
 
@@ -155,27 +156,23 @@ def gpu_absent_reason():
     return _native.gpu_absent_reason()
 
 
+_MOVE = ("Move the data to the CPU first "
+         "(e.g. tensor.cpu(), cupy.asnumpy(a), jax.device_get(a)).")
+
+
 def device_error(framework: str, device: str, op: str = "qr",
                  why: str | None = None) -> UnavailableError:
-    """The error for an input on a device the call cannot run on, saying why and what
-    to do instead. `device` as "cuda:0"."""
-    move = ("Move the data to the CPU first "
-            "(e.g. tensor.cpu(), cupy.asnumpy(a), jax.device_get(a)).")
+    """The error for an input on a device batchlin has no backend for, saying why and
+    what to do instead. `device` as "cuda:0". (What a CUDA device cannot do is the
+    core's answer: `device_run`.)"""
     if why is None:
         reason = gpu_absent_reason()
-        if reason is not None:
+        if reason is not None and (device == "cuda" or device.startswith("cuda:")):
             why = f"needs the GPU backend, which is not available ({reason})"
-        elif not (device == "cuda" or device.startswith("cuda:")):
-            why = "is on a device batchlin has no backend for (it runs on the CPU and CUDA)"
-        elif op not in _GPU_OPS:
-            why = f"the GPU backend does QR only so far ({op} is not on the GPU yet)"
-        elif device not in ("cuda", "cuda:0"):
-            why = "the GPU backend runs on CUDA device 0 only so far"
-            move = "Move the data to cuda:0 (or to the CPU) first."
         else:
-            why = "is not supported on the GPU"
+            why = "is on a device batchlin has no backend for (it runs on the CPU and CUDA)"
     return UnavailableError(f"batchlin.{op}: {framework} input on device {device}: "
-                            f"{why}. {move}")
+                            f"{why}. {_MOVE}")
 
 
 def device_call(framework: str, device: str, op: str = "qr"):
@@ -214,6 +211,51 @@ def qr_shapes(batch: tuple, m: int, n: int, mode: str):
     return (*batch, m, k), (*batch, k, n)
 
 
+_QR_VARIANTS = {"reduced": "qr", "complete": "qr-complete", "r": "qr-r"}
+
+
+def qr_variant(mode) -> str:
+    """The operation variant (as the native layer names it) of a QR call."""
+    check_qr_mode(mode)
+    return _QR_VARIANTS[mode]
+
+
+def eigh_variant(vectors) -> str:
+    return "eigh" if vectors else "eigvalsh"
+
+
+def svd_variant(full_matrices, vectors) -> str:
+    if not vectors:
+        return "svdvals"
+    return "svd-full" if full_matrices else "svd"
+
+
+def device_run(framework: str, variant: str, x, dtype: str, ordinal: int, stream: int,
+               empty, ptr, strides, uplo: str = "L", backend=None):
+    """One operation on CUDA data through the native device call, for every operation:
+    `x` (the framework's array, float32/float64, laid out so that its batch collapses to
+    one stride: `batch_layout`) on device `ordinal`, queued on `stream`. `empty(shape,
+    info)` allocates an output (info: the info words) on that device, `ptr(t)` and
+    `strides(t)` (in elements) describe one. Returns every output slot (None where the
+    variant computes none) and the info words, as the host calls do. What the device
+    cannot do comes back as the core's UnavailableError, with the input's device named."""
+    device = f"cuda:{ordinal}"
+    check_gpu_backend_arg(backend, device)
+    cuda_libs()
+    shape = [int(d) for d in x.shape]
+    outs = [None if s is None else empty(tuple(s), False)
+            for s in _native.output_shapes(variant, shape, uplo)]
+    info = empty(tuple(shape[:-2]), True)
+    try:
+        _native.run_cuda(variant, dtype, (ptr(x), shape, strides(x)),
+                         [(ptr(o), list(o.shape), strides(o)) for o in outs if o is not None],
+                         ptr(info), ordinal, stream, uplo, backend)
+    except UnavailableError as e:
+        raise UnavailableError(f"batchlin.{variant.split('-')[0]}: {framework} input on "
+                               f"{device}: {e}. {_MOVE}") from None
+    return (*outs, info)
+
+
 def batch_layout(shape, strides):
     """How the GPU kernels can read a `[..., M, N]` array with these element strides:
     (batch, batch_stride, row_stride, col_stride), or None when the batch dimensions do
@@ -244,17 +286,13 @@ def _shape_error(shape) -> ValueError:
         f"got {len(shape)} (shape {tuple(shape)})")
 
 
-def qr_cupy(a, mode: str, backend):
-    """QR of a CuPy array on its GPU: (Q or None, R, info uint32), CuPy arrays on the
-    input's device, queued on CuPy's current stream."""
+def cupy_run(variant: str, a, uplo: str = "L", backend=None):
+    """`variant` of a CuPy array on its GPU (`device_run`): every output slot (None where
+    not computed) and info (uint32), CuPy arrays on the input's device, queued on CuPy's
+    current stream for that device."""
     import cupy as cp
 
     dev = a.device
-    device = f"cuda:{dev.id}"
-    if dev.id != 0 or gpu_absent_reason() is not None:
-        raise device_error("CuPy", device, "qr")
-    check_gpu_backend_arg(backend, device)
-    check_qr_mode(mode)
     if a.ndim < 2:
         raise _shape_error(a.shape)
     dt = a.dtype
@@ -270,34 +308,20 @@ def qr_cupy(a, mode: str, backend):
     else:
         raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dt}")
     with dev:
-        batch_shape, (m, n) = tuple(a.shape[:-2]), tuple(a.shape[-2:])
-        qs, rs = qr_shapes(batch_shape, m, n, mode)
-        q = None if qs is None else cp.empty(qs, dtype=a.dtype)
-        r = cp.empty(rs, dtype=a.dtype)
-        info = cp.empty(batch_shape, dtype=cp.uint32)
-        if info.size == 0:  # an empty batch
-            return q, r, info
-        if m == 0 or n == 0:  # empty matrices: nothing for the kernels to do
-            r.fill(0)
-            info.fill(0)
-            if q is not None:
-                q[...] = cp.eye(m, q.shape[-1], dtype=a.dtype)  # complete: Q = I
-            return q, r, info
         isz = a.itemsize
         lay = None
         if all(s % isz == 0 for s in a.strides):
             lay = batch_layout(a.shape, [s // isz for s in a.strides])
         if lay is None:
             a = cp.ascontiguousarray(a)
-            lay = batch_layout(a.shape, [s // isz for s in a.strides])
-        batch, bs, rst, cst = lay
         stream = cp.cuda.get_current_stream().ptr
-        _native.qr_cuda(a.dtype.name, mode, batch, m, n, a.data.ptr, (bs, rst, cst),
-                        None if q is None else q.data.ptr, r.data.ptr, info.data.ptr,
-                        stream)
+        return device_run(
+            "CuPy", variant, a, a.dtype.name, dev.id, stream,
+            lambda shape, info: cp.empty(shape, dtype=cp.uint32 if info else a.dtype),
+            lambda t: t.data.ptr, lambda t: [s // t.itemsize for s in t.strides],
+            uplo, backend)
         # `a` (a copy made here, if any) goes back to CuPy's pool for this stream: later
         # work on the stream is ordered after the kernel that reads it.
-    return q, r, info
 
 
 def is_cupy(a) -> bool:
@@ -311,7 +335,7 @@ def _jax():
 def to_host(a, op: str = "qr"):
     """(x, wrap): `x` a float32/float64 ndarray viewing `a`'s memory (or a promoted copy),
     `wrap(ndarray) -> the caller's kind`. torch tensors are handled in batchlin.torch, CuPy
-    arrays for QR by `qr_cupy`; device arrays that reach here raise UnavailableError."""
+    arrays by `cupy_run`; device arrays that reach here raise UnavailableError."""
     t = type(a)
     if t is _ndarray:
         return promote_numpy(a), _identity
@@ -356,7 +380,7 @@ def to_host(a, op: str = "qr"):
 
 _JAX_GPU_WHY = (
     "JAX arrays on a GPU need batchlin's XLA FFI handlers, which could not be registered "
-    "with this jaxlib. For QR on the GPU, share the buffer without a copy: "
+    "with this jaxlib. To compute on the GPU, share the buffer without a copy: "
     "jax.dlpack.from_dlpack(batchlin.qr(torch.from_dlpack(x)).R) (or cupy.from_dlpack)")
 
 
@@ -366,7 +390,7 @@ def _from_dlpack(a, framework: str, op: str = "qr") -> np.ndarray:
     if dev_type != _DL_CPU:
         device = f"{_DL_NAMES.get(dev_type, dev_type)}:{dev_id}"
         why = None
-        if dev_type == _DL_CUDA and gpu_absent_reason() is None and op in _GPU_OPS:
+        if dev_type == _DL_CUDA and gpu_absent_reason() is None:
             why = ("the GPU path takes torch tensors and CuPy arrays (the outputs are "
                    "allocated by the caller's framework); pass torch.from_dlpack(x) or "
                    "cupy.from_dlpack(x), which share the memory")

@@ -3,8 +3,9 @@
 The native module carries one ``XLA_FFI_Handler`` per operation and platform
 (``crates/batchlin-py/src/xla_ffi.rs``): targets ``batchlin_qr``, ``batchlin_eigh`` and
 ``batchlin_svd``, for the platforms "cpu" (the batchlin core on XLA's host buffers) and
-"CUDA" (QR through the GPU backend on XLA's stream; eigh and the SVD answer with an
-UNIMPLEMENTED error until the GPU backend has them). They are registered with
+"CUDA" (the core on XLA's device buffers, on the device holding them, queued on XLA's
+stream; an operation the GPU backend has no kernel for answers with the core's
+Unavailable message as an UNIMPLEMENTED error). They are registered with
 ``jax.ffi.register_ffi_target`` on the first JAX input, and every call goes through
 ``jax.ffi.ffi_call``:
 
@@ -24,8 +25,8 @@ UNIMPLEMENTED error until the GPU backend has them). They are registered with
 - differentiable (forward and reverse mode) through a custom JVP per operation with the
   standard formulas (see "Derivatives" below for the cases covered).
 
-Errors found before the call (shape, dtype, mode, an operation the GPU does not have for
-a concrete GPU array) raise ValueError / DTypeError / UnavailableError at once; what only
+Errors found before the call (shape, dtype, mode; for a concrete GPU array, what the
+core's planner says the device cannot do) raise ValueError / DTypeError / UnavailableError at once; what only
 the handler can see comes back from XLA as ``jax.errors.JaxRuntimeError`` with
 batchlin's message.
 """
@@ -442,8 +443,9 @@ def _backend(backend) -> str:
 
 
 def _check_device(a, op: str) -> None:
-    """For a concrete array on a GPU: raise now what the handler would (QR only, device
-    0 only, GPU backend present). Traced values are checked by the handler."""
+    """For a concrete array on a GPU: raise now what the handler would, as the core's
+    planner answers it (a missing device, an operation the GPU backend has no kernel
+    for). Traced values are checked by the handler."""
     if _is_tracer(a):
         return
     try:
@@ -456,17 +458,20 @@ def _check_device(a, op: str) -> None:
         device = f"{d.platform}:{d.id}"
         if d.platform not in ("gpu", "cuda"):
             raise _front.device_error("JAX", device, op)
-        if op not in _front._GPU_OPS:
-            raise _front.device_error("JAX", f"cuda:{d.id}", op)
         if _cuda_state is not True:
             raise _front.device_error(
                 "JAX", device, op,
                 f"batchlin's CUDA handlers could not be registered with JAX ({_cuda_state})")
-        reason = _front.gpu_absent_reason()
-        if reason is not None:
-            raise _front.device_error("JAX", device, op)
-        if d.id != 0:
-            raise _front.device_error("JAX", f"cuda:{d.id}", op)
+        _front.cuda_libs()
+        ordinal = getattr(d, "local_hardware_id", None)
+        ordinal = d.id if ordinal is None else ordinal
+        dt = np.dtype(a.dtype)
+        dtype = "float32" if dt.kind == "f" and dt.itemsize <= 4 else "float64"
+        try:
+            _native.plan(op, [int(s) for s in a.shape], dtype, f"cuda:{ordinal}")
+        except _front.UnavailableError as e:
+            raise _front.UnavailableError(
+                f"batchlin.{op}: JAX input on cuda:{ordinal}: {e}. {_front._MOVE}") from None
 
 
 def _unregistered(a, why: str, op: str):

@@ -17,10 +17,11 @@ functions). `info` is int32 (as torch.linalg's *_ex info), with batchlin's bit l
 they skip the dispatcher and call the native layer directly (a few microseconds);
 otherwise (autograd, torch.compile, tensor subclasses) they go through the ops.
 
-CUDA tensors: QR (and `torch.ops.batchlin.qr`) runs on the GPU (`_qr_cuda`): the input
-read in place, the outputs allocated by torch on the input's device, the work queued on
-the current stream of that device with no host synchronisation. The other ops raise
-UnavailableError for CUDA tensors (the GPU backend does QR only so far).
+CUDA tensors (on any device, `cuda:N`): every op, direct or through `torch.ops.batchlin`,
+goes to the native device call (`_cuda`): the input read in place, the outputs
+allocated by torch on the input's device, the work queued on the current stream of that
+device with no host synchronisation. What the GPU backend cannot do comes back as the
+core's UnavailableError, with its message.
 
 For torch.compile, import torch before batchlin (or import batchlin.torch): the ops
 must be registered before Dynamo traces a call.
@@ -71,7 +72,7 @@ def _direct_cuda(a: Tensor) -> bool:
 
 def _check_device(a: Tensor, op: str) -> None:
     t = a.device.type
-    if t == "cpu" or t == "meta" or (t == "cuda" and op in _front._GPU_OPS):
+    if t in ("cpu", "meta", "cuda"):
         return
     _front.device_call("torch", str(a.device), op)
 
@@ -107,42 +108,32 @@ def _batch_and_mn(a: Tensor, op: str):
 # QR
 
 
-def _qr_cuda(a: Tensor, mode: str, backend: str):
-    """QR of a float32/float64 CUDA tensor on the GPU: (Q, or an empty tensor for mode
-    "r"; R; info int32), torch tensors on `a`'s device, queued on its current stream."""
-    device = str(a.device)
-    if (a.device.index or 0) != 0 or _front.gpu_absent_reason() is not None:
-        raise _front.device_error("torch", device, "qr")
-    _front.check_gpu_backend_arg(backend, device)
-    _front.check_qr_mode(mode)
-    batch_shape, m, n = _batch_and_mn(a, "qr")
-    qs, rs = _front.qr_shapes(batch_shape, m, n, mode)
-    q = a.new_empty((0,)) if qs is None else torch.empty(qs, dtype=a.dtype, device=a.device)
-    r = torch.empty(rs, dtype=a.dtype, device=a.device)
-    info = torch.empty(batch_shape, dtype=torch.int32, device=a.device)
-    if info.numel() == 0:  # an empty batch
-        return q, r, info
-    if m == 0 or n == 0:  # empty matrices: nothing for the kernels to do
-        r.zero_()
-        info.zero_()
-        if qs is not None:
-            q.copy_(torch.eye(m, qs[-1], dtype=a.dtype, device=a.device).expand(qs))
-        return q, r, info
+def _cuda(variant: str, a: Tensor, uplo: str = "L", backend=None):
+    """`variant` of a float32/float64 CUDA tensor on its device (`_front.device_run`):
+    every output slot (None where not computed) and info (int32), torch tensors on `a`'s
+    device, queued on that device's current stream."""
+    _batch_and_mn(a, variant.split("-")[0])
+    dev = a.device
     x = a.detach()
     if x.is_neg():
         x = x.resolve_neg()
-    lay = _front.batch_layout(x.shape, x.stride())
-    if lay is None:
+    if _front.batch_layout(x.shape, x.stride()) is None:
         x = x.contiguous()
-        lay = _front.batch_layout(x.shape, x.stride())
-    batch, bs, rst, cst = lay
-    stream = torch.cuda.current_stream(a.device).cuda_stream
-    _native.qr_cuda("float32" if a.dtype is _F32 else "float64", mode, batch, m, n,
-                    x.data_ptr(), (bs, rst, cst), None if qs is None else q.data_ptr(),
-                    r.data_ptr(), info.data_ptr(), stream)
+    stream = torch.cuda.current_stream(dev).cuda_stream
+    return _front.device_run(
+        "torch", variant, x, "float32" if x.dtype is _F32 else "float64",
+        dev.index if dev.index is not None else 0, stream,
+        lambda shape, info: torch.empty(shape, dtype=torch.int32 if info else x.dtype,
+                                        device=dev),
+        Tensor.data_ptr, Tensor.stride, uplo, backend)
     # A copy made here (x) returns to torch's caching allocator for this stream, where
     # later work is ordered after the kernel that reads it.
-    return q, r, info
+
+
+def _qr_cuda(a: Tensor, mode: str, backend):
+    """QR of a CUDA tensor: (Q, or an empty tensor for mode "r"; R; info int32)."""
+    q, r, info = _cuda(_front.qr_variant(mode), a, "L", backend)
+    return (a.new_empty((0,)) if q is None else q), r, info
 
 
 @torch.library.custom_op("batchlin::qr", mutates_args=())
@@ -227,12 +218,17 @@ qr_op.register_autograd(_qr_bwd, setup_context=_qr_setup)
 
 @torch.library.custom_op("batchlin::eigh", mutates_args=())
 def eigh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, Tensor, Tensor]:
+    if a.is_cuda:
+        return _cuda("eigh", a, UPLO, backend)
     w, v, info = _native.eigh(_np(a, "eigh"), UPLO, True, backend)
     return _t(w), _t(v), _info(info)
 
 
 @torch.library.custom_op("batchlin::eigvalsh", mutates_args=())
 def eigvalsh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, Tensor]:
+    if a.is_cuda:
+        w, _, info = _cuda("eigvalsh", a, UPLO, backend)
+        return w, info
     w, _, info = _native.eigh(_np(a, "eigvalsh"), UPLO, False, backend)
     return _t(w), _info(info)
 
@@ -323,12 +319,17 @@ eigvalsh_op.register_autograd(_eigvalsh_bwd, setup_context=_eigvalsh_setup)
 @torch.library.custom_op("batchlin::svd", mutates_args=())
 def svd_op(a: Tensor, full_matrices: bool = False,
            backend: str = "auto") -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    if a.is_cuda:
+        return _cuda("svd-full" if full_matrices else "svd", a, "L", backend)
     u, s, vh, info = _native.svd(_np(a, "svd"), full_matrices, True, backend)
     return _t(u), _t(s), _t(vh), _info(info)
 
 
 @torch.library.custom_op("batchlin::svdvals", mutates_args=())
 def svdvals_op(a: Tensor, backend: str = "auto") -> tuple[Tensor, Tensor]:
+    if a.is_cuda:
+        _, s, _, info = _cuda("svdvals", a, "L", backend)
+        return s, info
     _, s, _, info = _native.svd(_np(a, "svdvals"), False, False, backend)
     return _t(s), _info(info)
 
@@ -449,6 +450,8 @@ def eigh(a: Tensor, UPLO="L", vectors=True, backend=None, ex=False):
         w = _t(w)
         v = None if v is None else _t(v)
         info = _info(info) if ex else None
+    elif _direct_cuda(a):
+        w, v, info = _cuda(_front.eigh_variant(vectors), a, UPLO, backend)
     else:
         _check_device(a, "eigh" if vectors else "eigvalsh")
         if vectors or (a.requires_grad and torch.is_grad_enabled()):
@@ -470,6 +473,8 @@ def svd(a: Tensor, full_matrices=False, vectors=True, backend=None, ex=False):
         if vectors:
             u, vh = _t(u), _t(vh)
         info = _info(info) if ex else None
+    elif _direct_cuda(a):
+        u, s, vh, info = _cuda(_front.svd_variant(full_matrices, vectors), a, "L", backend)
     else:
         _check_device(a, "svd" if vectors else "svdvals")
         if vectors or (a.requires_grad and torch.is_grad_enabled()):

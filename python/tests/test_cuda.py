@@ -1,12 +1,14 @@
 """CUDA inputs (torch, CuPy, JAX on a GPU).
 
-QR of torch CUDA tensors and CuPy arrays runs on the GPU. Checked here against a NumPy
+Every operation of torch CUDA tensors and CuPy arrays goes to the native device call on
+the input's device; QR runs on the GPU. Checked here against a NumPy
 float64 reference for every mode and the shapes that reach each GPU kernel, with strided,
 transposed and broadcast inputs (read in place where the batch collapses to one stride),
 NaN isolation, outputs on the input's device and in its framework, the caller's stream
 with no host synchronisation, CuPy, torch.compile, opcheck, gradcheck and CUDA graph
 capture. JAX arrays on a GPU: QR through XLA's FFI on XLA's stream, eager, under jit and
-vmap. eigh and svd of CUDA input raise UnavailableError saying why.
+vmap. eigh and svd of CUDA input raise the core's UnavailableError, with its message
+(what the GPU backend lacks); a missing device ordinal raises the core's error too.
 
 Everything that needs a GPU is skipped, with the reason shown, where there is none. The
 Python half of the device path (layouts, copies, output allocation, empty shapes) is
@@ -40,7 +42,7 @@ except Exception:  # ImportError, or CUDA errors without a GPU
     cupy = None
     HAVE_CUPY = False
 
-GPU_BACKEND = any(d["kind"] == "cuda" for d in batchlin.devices())
+GPU_BACKEND = any(d["available"] and d["kind"].startswith("cuda:") for d in batchlin.devices())
 
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed")
 needs_torch_cuda = pytest.mark.skipif(
@@ -107,41 +109,54 @@ def test_batch_layout():
 
 
 def _host_view(ptr, dtype, shape, strides):
-    """An ndarray over host memory at `ptr` (element strides, all >= 0)."""
+    """An ndarray over host memory at `ptr` (element strides, >= 0 where a dimension is
+    larger than 1)."""
     dt = np.dtype(dtype)
+    if 0 in shape:
+        return np.zeros(shape, dt)
     span = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
     buf = (ctypes.c_char * (span * dt.itemsize)).from_address(ptr)
     base = np.frombuffer(buf, dtype=dt, count=span)
     return np.lib.stride_tricks.as_strided(base, shape, [s * dt.itemsize for s in strides])
 
 
+_QR_MODES = {"qr": "reduced", "qr-complete": "complete", "qr-r": "r"}
+
+
 class _EmulatedDevice:
-    """`_native.qr_cuda` on host memory (the pointers of CPU tensors), computed by the
-    CPU backend: it checks what the Python half hands the native layer."""
+    """`_native.run_cuda` on host memory (the pointers of CPU tensors), computed by the
+    core on the CPU: it checks what the Python half hands the native layer (the input's
+    layout, the outputs allocated in `output_shapes` order, the ordinal and stream)."""
 
     def __init__(self):
         self.calls = []
 
-    def __call__(self, dtype, mode, batch, m, n, a_ptr, a_strides, q_ptr, r_ptr, info_ptr,
-                 stream):
-        self.calls.append(dict(dtype=dtype, mode=mode, batch=batch, m=m, n=n, a_ptr=a_ptr,
-                               a_strides=a_strides, stream=stream))
-        assert batch > 0 and m > 0 and n > 0
-        assert all(s >= 0 for s in a_strides)
-        a = np.array(_host_view(a_ptr, dtype, (batch, m, n), a_strides))
-        q, r, info = batchlin._native.qr(a, mode)
-        assert (q is None) == (q_ptr is None)
-        if q is not None:
-            _host_view(q_ptr, dtype, q.shape, (q.shape[1] * q.shape[2], q.shape[2], 1))[...] = q
-        _host_view(r_ptr, dtype, r.shape, (r.shape[1] * r.shape[2], r.shape[2], 1))[...] = r
-        _host_view(info_ptr, np.uint32, (batch,), (1,))[...] = info
+    def __call__(self, variant, dtype, a, outs, info_ptr, ordinal, stream, uplo="L",
+                 backend=None):
+        a_ptr, shape, strides = a
+        self.calls.append(dict(variant=variant, dtype=dtype, a_ptr=a_ptr, shape=shape,
+                               strides=strides, ordinal=ordinal, stream=stream, uplo=uplo))
+        assert all(s >= 0 for d, s in zip(shape, strides) if d != 1)
+        x = np.array(_host_view(a_ptr, dtype, shape, strides))
+        if variant in _QR_MODES:
+            *res, info = batchlin._native.qr(x, _QR_MODES[variant])
+        elif variant in ("eigh", "eigvalsh"):
+            *res, info = batchlin._native.eigh(x, uplo, variant == "eigh")
+        else:
+            *res, info = batchlin._native.svd(x, variant == "svd-full", variant != "svdvals")
+        res = [r for r in res if r is not None]
+        assert [tuple(o[1]) for o in outs] == [r.shape for r in res]
+        for r, (p, sh, st) in zip(res, outs):
+            _host_view(p, dtype, sh, st)[...] = r
+        if info.size:
+            _host_view(info_ptr, np.uint32, info.shape,
+                       [int(np.prod(info.shape[i + 1:])) for i in range(info.ndim)])[...] = info
 
 
 @pytest.fixture
 def emulated(monkeypatch):
     fake = _EmulatedDevice()
-    monkeypatch.setattr(batchlin._native, "qr_cuda", fake)
-    monkeypatch.setattr(_front, "gpu_absent_reason", lambda: None)
+    monkeypatch.setattr(batchlin._native, "run_cuda", fake)
 
     class _Stream:
         cuda_stream = 12345
@@ -174,8 +189,8 @@ def test_device_path_emulated(emulated, mode):
         q, r, info = bt._qr_cuda(x, mode, "auto")
         (call,) = emulated.calls
         assert (call["a_ptr"] != x.data_ptr()) == copied, name
-        assert call["stream"] == 12345 and call["mode"] == mode
-        assert call["dtype"] == _dtname(x.dtype)
+        assert call["stream"] == 12345 and call["variant"] == _front.qr_variant(mode)
+        assert call["dtype"] == _dtname(x.dtype) and call["ordinal"] == 0
         xr = x.resolve_neg().contiguous()
         ref = batchlin.qr_ex(xr.numpy(), mode=mode)
         assert r.dtype == x.dtype and r.shape == ref.R.shape, name
@@ -196,7 +211,8 @@ def test_device_path_emulated_empty(emulated, shape, mode):
 
     x = torch.zeros(shape)
     q, r, info = bt._qr_cuda(x, mode, "auto")
-    assert emulated.calls == []  # nothing for the kernels to do
+    # Empty problems go to the core like any other (it writes a complete Q's identity).
+    assert len(emulated.calls) == 1
     ref = batchlin.qr_ex(x.numpy(), mode=mode)
     assert r.shape == ref.R.shape and np.array_equal(r.numpy(), ref.R)
     assert info.shape == ref.info.shape and not info.any()
@@ -221,14 +237,56 @@ def test_device_path_emulated_arguments(emulated):
     assert len(emulated.calls) == 1
 
 
+@needs_torch
+def test_device_path_emulated_every_op(emulated):
+    """eigh, eigvalsh, svd (thin and full) and svdvals take the same device call as QR:
+    outputs allocated in the order the native layer gives, the triangle passed on."""
+    import batchlin.torch as bt
+
+    a = torch.from_numpy(rng(4).standard_normal((3, 5, 5)))
+    w, v, info = bt._cuda("eigh", a.mT, "U")
+    ref = batchlin.eigh_ex(a.mT.contiguous().numpy(), UPLO="U")
+    assert emulated.calls[-1]["uplo"] == "U" and emulated.calls[-1]["variant"] == "eigh"
+    assert np.allclose(w.numpy(), ref.eigenvalues) and np.allclose(v.numpy(), ref.eigenvectors)
+    assert info.dtype == torch.int32 and info.shape == (3,)
+    w, v, info = bt._cuda("eigvalsh", a)
+    assert v is None and np.allclose(w.numpy(), batchlin.eigvalsh(a.numpy()))
+    b = torch.from_numpy(rng(5).standard_normal((2, 6, 4)))
+    for variant, full in (("svd", False), ("svd-full", True)):
+        u, s_, vh, info = bt._cuda(variant, b)
+        ref = batchlin.svd(b.numpy(), full_matrices=full)
+        assert u.shape == ref.U.shape and vh.shape == ref.Vh.shape
+        assert np.allclose(s_.numpy(), ref.S)
+    u, s_, vh, info = bt._cuda("svdvals", b)
+    assert u is None and vh is None and np.allclose(s_.numpy(), batchlin.svdvals(b.numpy()))
+    with pytest.raises(ValueError, match="square"):
+        bt._cuda("eigh", b)
+    with pytest.raises(ValueError, match="UPLO|uplo"):
+        bt._cuda("eigh", a, "X")
+
+
 def test_device_errors_say_why():
+    e = _front.device_error("torch", "xla:0", "eigh", None)
+    assert isinstance(e, batchlin.UnavailableError) and "xla:0" in str(e)
+    assert "no backend" in str(e)
     e = _front.device_error("torch", "cuda:0", "eigh", None)
-    assert isinstance(e, batchlin.UnavailableError) and "cuda:0" in str(e)
-    if GPU_BACKEND:
-        assert "QR only" in str(e)
-        assert "device 0 only" in str(_front.device_error("torch", "cuda:1", "qr"))
-    else:
+    if not GPU_BACKEND:
         assert "not available" in str(e)
+    assert "QR only" not in str(e) and "only so far" not in str(e)
+
+
+@pytest.mark.skipif(GPU_BACKEND, reason="the GPU backend is present")
+def test_device_call_without_gpu_says_why():
+    """No GPU: the device call answers for every operation with the core's reason (the
+    Python layer decides nothing about what a GPU runs)."""
+    why = _front.gpu_absent_reason()
+    for variant in ("qr", "qr-r", "eigh", "eigvalsh", "svd", "svdvals"):
+        outs = [(0, s, [int(np.prod(s[i + 1:])) for i in range(len(s))])
+                for s in batchlin._native.output_shapes(variant, [0, 4, 4]) if s is not None]
+        with pytest.raises(batchlin.UnavailableError) as e:
+            batchlin._native.run_cuda(variant, "float32", (0, [0, 4, 4], [16, 4, 1]), outs,
+                                      None, 3, 0)
+        assert why in str(e.value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -292,15 +350,15 @@ def test_torch_cuda_qr_matches_reference(shape, mode, dtype):
 
 @pytest.fixture
 def spy_qr_cuda(monkeypatch):
-    """Records the input address each `_native.qr_cuda` call reads."""
+    """Records the input address each `_native.run_cuda` call reads."""
     seen = []
-    real = batchlin._native.qr_cuda
+    real = batchlin._native.run_cuda
 
     def spy(*args):
-        seen.append(args[5])
+        seen.append(args[2][0])
         return real(*args)
 
-    monkeypatch.setattr(batchlin._native, "qr_cuda", spy)
+    monkeypatch.setattr(batchlin._native, "run_cuda", spy)
     return seen
 
 
@@ -428,26 +486,100 @@ def test_torch_cuda_graph_capture():
     check_qr(a.cpu().numpy(), q.cpu().numpy(), r.cpu().numpy(), 1e-4)
 
 
+def _core_says(variant, shape, device="cuda:0"):
+    """The core's own UnavailableError message for `variant` at `device` (the planner's
+    answer), or None where the core plans it."""
+    try:
+        batchlin._native.plan(variant, list(shape), "float32", device)
+    except batchlin.UnavailableError as e:
+        return str(e)
+    return None
+
+
+GPU_OPS = [(batchlin.eigh, "eigh"), (batchlin.eigvalsh, "eigvalsh"), (batchlin.svd, "svd"),
+           (batchlin.svdvals, "svdvals"), (batchlin.eigh_ex, "eigh"), (batchlin.svd_ex, "svd")]
+
+
 @needs_torch_cuda
 @needs_backend
 def test_torch_cuda_other_ops_raise_clearly():
+    """eigh and svd of CUDA tensors go to the device call like QR; until the GPU backend
+    has them, the core's UnavailableError comes back (not a crash, not a TypeError),
+    its message naming what the GPU lacks."""
     a = torch.randn(4, 6, 6, device="cuda")
-    for f in (batchlin.eigh, batchlin.eigvalsh, batchlin.svd, batchlin.svdvals,
-              batchlin.eigh_ex, batchlin.svd_ex):
-        with pytest.raises(batchlin.UnavailableError, match="QR only"):
+    for f, variant in GPU_OPS:
+        core = _core_says(variant, a.shape)
+        if core is None:  # the GPU backend runs it now
             f(a)
-        with pytest.raises(batchlin.UnavailableError, match="QR only"):
-            f(a.clone().requires_grad_(True))
-    with pytest.raises(batchlin.UnavailableError, match="QR only"):
-        torch.ops.batchlin.eigh(a, "L", "auto")
-    with pytest.raises(batchlin.UnavailableError, match="QR only"):
-        torch.ops.batchlin.svdvals(a, "auto")
-    assert batchlin.backend_for("qr", a.shape, a.dtype, a.device) == "cuda"
-    with pytest.raises(batchlin.UnavailableError, match="QR only"):
-        batchlin.backend_for("eigh", a.shape, a.dtype, "cuda")
+            continue
+        assert ("eigh" if "eig" in variant else "svd") in core  # names what the GPU lacks
+        for x in (a, a.clone().requires_grad_(True)):
+            with pytest.raises(batchlin.UnavailableError) as e:
+                f(x)
+            assert core in str(e.value) and "cuda:0" in str(e.value)
+            assert "QR only" not in str(e.value)
+    for op, args in ((torch.ops.batchlin.eigh, (a, "L", "auto")),
+                     (torch.ops.batchlin.svdvals, (a, "auto"))):
+        core = _core_says("eigh" if op is torch.ops.batchlin.eigh else "svdvals", a.shape)
+        if core is not None:
+            with pytest.raises(batchlin.UnavailableError) as e:
+                op(*args)
+            assert core in str(e.value)
+    r = batchlin.backend_for("qr", a.shape, a.dtype, a.device)
+    assert r == "cuda" and r.plan.startswith("cuda:0")
+    if _core_says("eigh", a.shape) is not None:
+        with pytest.raises(batchlin.UnavailableError):
+            batchlin.backend_for("eigh", a.shape, a.dtype, "cuda")
     with pytest.raises(ValueError, match="CPU"):
         batchlin.qr(a, backend="cpu-small")
     assert batchlin.qr(a, backend="cuda").R.device == a.device
+
+
+@needs_torch_cuda
+@needs_backend
+def test_torch_cuda_explicit_ordinal_zero():
+    """A tensor on cuda:0, named explicitly: QR runs there, on that device's stream."""
+    a = torch.randn(16, 9, 7, dtype=torch.float64, device="cuda:0")
+    q, r, info = batchlin.qr_ex(a)
+    q2, r2, _ = torch.ops.batchlin.qr(a, "reduced", "auto")
+    torch.cuda.synchronize("cuda:0")
+    for t in (q, r, info, q2, r2):
+        assert t.device == torch.device("cuda:0")
+    check_qr(a.cpu().numpy(), q.cpu().numpy(), r.cpu().numpy(), 1e-11)
+    assert torch.allclose(r, r2) and not info.any()
+    r = batchlin.backend_for("qr", a.shape, a.dtype, "cuda:0")
+    assert r == "cuda" and r.plan.startswith("cuda:0") and r.device == "cuda:0"
+
+
+@needs_torch_cuda
+@needs_backend
+def test_missing_ordinal_raises_clearly():
+    """A CUDA ordinal the machine lacks: the core's UnavailableError, naming the device
+    and how many there are (torch makes no tensor there, so the planner and the device
+    call are asked directly, with empty buffers)."""
+    n = torch.cuda.device_count()
+    with pytest.raises(batchlin.UnavailableError, match=f"no CUDA device {n}"):
+        batchlin.backend_for("qr", (4, 8, 8), "float32", device=f"cuda:{n}")
+    with pytest.raises(batchlin.UnavailableError, match=f"no CUDA device {n}"):
+        batchlin._native.run_cuda("qr", "float32", (0, [0, 8, 8], [64, 8, 1]),
+                                  [(0, [0, 8, 8], [64, 8, 1]), (0, [0, 8, 8], [64, 8, 1])],
+                                  None, n, 0)
+
+
+@needs_torch_cuda
+@needs_backend
+@pytest.mark.skipif(HAVE_TORCH_CUDA and torch.cuda.device_count() < 2,
+                    reason="one CUDA device: no second device to run on")
+def test_torch_cuda_second_device():
+    """QR of a tensor on cuda:1 runs on cuda:1, its outputs there, and leaves the
+    caller's current device as it was."""
+    torch.cuda.set_device(0)
+    a = torch.randn(8, 6, 5, device="cuda:1")
+    q, r = batchlin.qr(a)
+    torch.cuda.synchronize("cuda:1")
+    assert q.device == a.device and r.device == a.device
+    assert torch.cuda.current_device() == 0
+    check_qr(a.cpu().numpy(), q.cpu().numpy(), r.cpu().numpy(), 1e-4)
 
 
 @needs_torch_cuda
@@ -567,10 +699,12 @@ def test_cupy_qr(dtype, spy_qr_cuda):
     assert cupy.allclose(rec, a, atol=10 * tol)
     assert batchlin.qr(a.astype(cupy.float16)).R.dtype == cupy.float32
     assert batchlin.qr(cupy.arange(24).reshape(2, 3, 4)).R.dtype == cupy.float64
-    with pytest.raises(batchlin.UnavailableError, match="QR only"):
-        batchlin.eigh(a[..., :7, :])
-    with pytest.raises(batchlin.UnavailableError, match="QR only"):
-        batchlin.svdvals(a)
+    for f, x, variant in ((batchlin.eigh, a[..., :7, :], "eigh"), (batchlin.svdvals, a, "svdvals")):
+        core = _core_says(variant, x.shape)
+        if core is not None:
+            with pytest.raises(batchlin.UnavailableError) as e:
+                f(x)
+            assert core in str(e.value) and "CuPy" in str(e.value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -720,12 +854,17 @@ def test_jax_gpu_grad(jax_gpu):
 def test_jax_gpu_other_ops_raise_clearly(jax_gpu):
     jax, gpu = jax_gpu
     a = jax.device_put(np.eye(3, dtype=np.float32)[None].repeat(2, 0), gpu)
-    for f in (batchlin.eigh, batchlin.eigvalsh, batchlin.svd, batchlin.svdvals):
-        with pytest.raises(batchlin.UnavailableError, match="QR only"):
-            f(a)  # a concrete GPU array: raised before the call
-        with pytest.raises(jax.errors.JaxRuntimeError, match="QR only"):
+    for f, variant in GPU_OPS[:4]:
+        core = _core_says(variant, a.shape, f"cuda:{gpu.id}")
+        if core is None:  # the GPU backend runs it now
+            continue
+        with pytest.raises(batchlin.UnavailableError) as e:
+            f(a)  # a concrete GPU array: raised before the call, as the core plans it
+        assert core in str(e.value)
+        with pytest.raises(jax.errors.JaxRuntimeError) as e:
             jax.block_until_ready(jax.jit(f)(a))  # traced: the CUDA handler says it
-    with pytest.raises(jax.errors.JaxRuntimeError, match="runs on the CPU"):
+        assert core.split("error: ", 1)[-1] in str(e.value)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="cpu-small"):
         jax.block_until_ready(jax.jit(lambda t: batchlin.qr(t, backend="cpu-small"))(a))
     assert np.allclose(np.asarray(batchlin.qr(a).R), np.eye(3))  # and it still works
 

@@ -1,6 +1,8 @@
 """batchlin against numpy.linalg on NumPy input: random and structured matrices, every
 mode, batch shapes, float32 and float64, named results, info words, backends."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -200,9 +202,21 @@ def test_routing_and_devices():
         batchlin.backend_for("qr", (4,))
     with pytest.raises(ValueError):
         batchlin.backend_for("qr", (4, 4), dtype="complex64")
-    if not any(d["kind"] == "cuda" for d in devs):
-        with pytest.raises(batchlin.UnavailableError, match="GPU"):
-            batchlin.backend_for("qr", (4, 4), device="cuda")
+    r = batchlin.backend_for("qr", (4096, 8, 8))
+    assert isinstance(r, batchlin.Route) and r.plan.startswith("cpu-small") and r.device == "cpu"
+    assert batchlin.backend_for("qr-complete", (4, 8, 8)) in batchlin._native.BACKENDS
+    assert batchlin.backend_for("eigh", (4, 8, 8), backend="cpu-faer").plan.startswith("cpu-faer")
+    with pytest.raises(ValueError, match="device"):
+        batchlin.backend_for("qr", (4, 4), device="tpu:0")
+    why = batchlin._front.gpu_absent_reason()
+    if why is not None:
+        # The core's reason, for any device named; devices() says it too.
+        for dev in ("cuda", "cuda:0", "cuda:3"):
+            with pytest.raises(batchlin.UnavailableError, match=re.escape(why)):
+                batchlin.backend_for("qr", (4, 4), device=dev)
+        absent = [d for d in devs if d["kind"] == "cuda"]
+        assert absent and absent[0]["reason"] == why and not absent[0]["available"]
+    assert all(d["available"] == (d["reason"] is None) for d in devs)
 
 
 def test_environment_forces_backend(monkeypatch):

@@ -304,32 +304,41 @@ def test_errors_through_the_api_table(case, match):
         assert np.all(outs[-1] == 7)  # nothing written
 
 
-def test_cuda_handlers_check_before_any_gpu_work():
+def test_cuda_handlers_check_results_before_any_gpu_work():
+    """Every CUDA handler checks its results against the operation's outputs before it
+    asks for XLA's stream or touches a device."""
     hs = handlers()
     a = np.zeros((2, 4, 4))
-    w, info = np.empty((2, 4)), np.empty(2, np.uint32)
-    for op, outs, attrs in [("eigh", [w, info], {"vectors": False}),
-                            ("svd", [w, info], {"vectors": False})]:
+    for op, outs, attrs in [("qr", [np.empty((2, 4, 3)), np.empty((2, 4, 4)),
+                                    np.empty(2, np.uint32)], {"mode": "reduced"}),
+                            ("eigh", [np.empty((2, 3)), np.empty(2, np.uint32)],
+                             {"vectors": False}),
+                            ("svd", [np.empty((2, 4)), np.empty(2, np.uint32)], {})]:
         fr = Frame([a], outs, attrs)
         assert fr.call(hs[(f"batchlin_{op}", "CUDA")]) == SENTINEL
         [(code, msg)] = fr.errors
-        assert code == 12 and "QR only" in msg  # UNIMPLEMENTED
-    outs = qr_outputs(a)
-    fr = Frame([a], outs, {"mode": "reduced", "backend": "cpu-small"})
-    assert fr.call(hs[("batchlin_qr", "CUDA")]) == SENTINEL
-    assert "runs on the CPU" in fr.errors[0][1]
-    fr = Frame([a], outs, {"mode": "reduced"}, ordinal=1)  # device ordinal via the table
-    assert fr.call(hs[("batchlin_qr", "CUDA")]) == SENTINEL
-    assert "device 0 only" in fr.errors[0][1] and fr.streams == 0
+        assert code == 3 and "result" in msg, (op, msg)  # INVALID_ARGUMENT
+        assert fr.streams == 0
 
 
 @pytest.mark.skipif(batchlin._front.gpu_absent_reason() is None,
-                    reason="a GPU is present: this test feeds the CUDA handler host memory")
-def test_cuda_qr_without_gpu_says_so():
-    h = handlers()[("batchlin_qr", "CUDA")]
+                    reason="a GPU is present: this test feeds the CUDA handlers host memory")
+def test_cuda_handlers_without_gpu_say_so():
+    """No GPU: every operation's CUDA handler (eigh and the SVD as QR: the handlers do not
+    decide what a GPU runs) answers UNAVAILABLE with the core's reason, after asking for
+    XLA's stream, and writes nothing."""
+    hs = handlers()
     a = np.zeros((2, 4, 4))
-    fr = Frame([a], qr_outputs(a), {"mode": "reduced"})
-    assert fr.call(h) == SENTINEL
-    [(code, msg)] = fr.errors
-    assert fr.streams == 1  # the stream was asked for through the table first
-    assert code == 14 and "CUDA" in msg  # UNAVAILABLE
+    why = batchlin._front.gpu_absent_reason()
+    for op, outs, attrs in [("qr", qr_outputs(a), {"mode": "reduced"}),
+                            ("eigh", [np.full((2, 4), 7.0), np.full(2, 7, np.uint32)],
+                             {"vectors": False}),
+                            ("svd", [np.full((2, 4), 7.0), np.full(2, 7, np.uint32)],
+                             {"vectors": False})]:
+        fr = Frame([a], outs, attrs)
+        assert fr.call(hs[(f"batchlin_{op}", "CUDA")]) == SENTINEL
+        [(code, msg)] = fr.errors
+        assert fr.streams == 1  # the stream was asked for through the table first
+        assert code == 14 and why in msg, (op, msg)  # UNAVAILABLE
+        assert "QR only" not in msg
+        assert np.all(outs[-1] == 7)  # nothing written

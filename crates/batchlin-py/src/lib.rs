@@ -3,16 +3,21 @@
 //! (NumPy, torch, JAX, lists) into a NumPy view of the same memory, promotes dtypes as
 //! numpy.linalg does, and wraps results in the caller's framework; this layer reads that
 //! view in place (any strides, no copy), allocates the outputs as NumPy arrays, releases
-//! the GIL and calls the core's `*_into` front door.
+//! the GIL and passes the call to the core's one entry, `batchlin::run`
+//! (docs/ARCHITECTURE.md), through the glue all bindings of this crate share (`glue`).
 //!
-//! Device memory (CUDA, QR only so far): `qr_cuda` takes raw device addresses and element
-//! strides of the input (read in place), outputs the caller's framework allocated on the
-//! same device, and the caller's stream; it queues the work there through the core's
-//! `cuda::qr_device` and returns without synchronising (see `python/batchlin/_front.py`,
-//! `device_call`, and `python/batchlin/torch.py`).
+//! Device memory (CUDA): `run_cuda` is the one device call, for every operation. It takes
+//! the raw device addresses, shapes and element strides of the input (read in place) and
+//! of the outputs (allocated by the caller's framework on the input's device, in the
+//! order `output_shapes` gives), the device ordinal and the caller's stream; the core
+//! queues the work there and returns without synchronising (see
+//! `python/batchlin/_front.py`, `device_run`). Which operations a GPU runs is the core's
+//! answer: an UnavailableError with its message for the others.
 
 use batchlin::view::contiguous_strides;
-use batchlin::{Backend, BatchMut, BatchRef, DType, Error, Info, Op, Options, QrMode, Real, Uplo};
+use batchlin::{
+    Backend, DType, Error, Info, Operation, Options, Place, Problem, QrMode, Stream, Uplo,
+};
 use numpy::npyffi::NPY_TYPES;
 use numpy::{
     Element, PyArray, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray,
@@ -21,9 +26,11 @@ use numpy::{
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use std::ptr::NonNull;
 
+mod glue;
 mod xla_ffi;
+
+use glue::{Raw, RawInfo};
 
 pyo3::create_exception!(
     _native,
@@ -120,14 +127,43 @@ fn alloc<'py, T: Element>(py: Python<'py>, shape: &[usize]) -> (Bound<'py, PyArr
     (a, p)
 }
 
-fn shape_of(batch: &[usize], tail: &[usize]) -> Vec<usize> {
-    let mut s = batch.to_vec();
-    s.extend_from_slice(tail);
-    s
+/// A row-major output array of the caller's dtype and its raw description.
+fn out_array<'py>(
+    py: Python<'py>,
+    kind: Kind,
+    shape: &[usize],
+) -> PyResult<(Bound<'py, PyAny>, Raw)> {
+    let strides = contiguous_strides(shape).map_err(to_py)?;
+    let (a, ptr) = match kind {
+        Kind::F32 => {
+            let (a, p) = alloc::<f32>(py, shape);
+            (a.into_any(), p)
+        }
+        Kind::F64 => {
+            let (a, p) = alloc::<f64>(py, shape);
+            (a.into_any(), p)
+        }
+    };
+    Ok((
+        a,
+        Raw {
+            ptr,
+            shape: shape.to_vec(),
+            strides,
+        },
+    ))
 }
 
-/// The batch shape and matrix size of an input, checked (at least two dimensions).
-fn dims(v: &HostView) -> PyResult<(Vec<usize>, usize, usize)> {
+/// `op` on a host array: every output slot (None where the variant does not compute it)
+/// and the info words (uint32 of the batch shape), as a tuple.
+fn host_run<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    op: Operation,
+    backend: Option<&str>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let opts = options(backend)?;
+    let (_keep, v) = host_view(a)?;
     let nd = v.shape.len();
     if nd < 2 {
         return Err(PyValueError::new_err(format!(
@@ -135,101 +171,42 @@ fn dims(v: &HostView) -> PyResult<(Vec<usize>, usize, usize)> {
             v.shape
         )));
     }
-    Ok((v.shape[..nd - 2].to_vec(), v.shape[nd - 2], v.shape[nd - 1]))
-}
-
-/// A row-major output for the core: (address, shape, strides).
-struct Out {
-    ptr: usize,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
-}
-
-impl Out {
-    fn new<T: Element>(py: Python<'_>, shape: Vec<usize>) -> PyResult<(Bound<'_, PyAny>, Out)> {
-        let strides = contiguous_strides(&shape).map_err(to_py)?;
-        let (a, ptr) = alloc::<T>(py, &shape);
-        Ok((
-            a.into_any(),
-            Out {
-                ptr,
-                shape,
-                strides,
-            },
-        ))
+    let batch = &v.shape[..nd - 2];
+    let slots = glue::slots(op, batch, v.shape[nd - 2], v.shape[nd - 1]).map_err(to_py)?;
+    let mut items = Vec::with_capacity(slots.len() + 1);
+    let mut outs = Vec::new();
+    for s in &slots {
+        match &s.shape {
+            Some(shape) => {
+                let (arr, raw) = out_array(py, v.kind, shape)?;
+                items.push(arr);
+                outs.push(raw);
+            }
+            None => items.push(py.None().into_bound(py)),
+        }
     }
-    /// # Safety
-    /// The array this describes must be alive and unshared for the view's use.
-    unsafe fn view<'a, T>(&self) -> batchlin::Result<BatchMut<'a, T>> {
-        BatchMut::from_raw_parts(self.ptr as *mut T, &self.shape, &self.strides)
-    }
-    /// # Safety
-    /// As `view`.
-    unsafe fn vectors<'a, T>(&self) -> batchlin::Result<BatchMut<'a, T>> {
-        BatchMut::from_raw_parts_vectors(self.ptr as *mut T, &self.shape, &self.strides)
-    }
-}
-
-/// The info words as a uint32 array of the batch shape, and its address.
-fn info_out<'py>(py: Python<'py>, batch: &[usize]) -> (Bound<'py, PyAny>, usize, usize) {
-    let (a, p) = alloc::<u32>(py, batch);
-    let len = batch.iter().product();
-    let p = if len == 0 {
-        NonNull::<u32>::dangling().as_ptr() as usize
-    } else {
-        p
+    let (info, ip) = alloc::<u32>(py, batch);
+    let info_raw = RawInfo {
+        ptr: ip,
+        len: batch.iter().product(),
     };
-    (a.into_any(), p, len)
-}
-
-/// # Safety
-/// `ptr` must address `len` writable u32s (or be dangling with `len == 0`).
-unsafe fn info_slice<'a>(ptr: usize, len: usize) -> &'a mut [Info] {
-    std::slice::from_raw_parts_mut(ptr as *mut Info, len)
-}
-
-/// # Safety
-/// The input array must stay alive and unwritten during the call.
-unsafe fn input<'a, T>(v: &HostView) -> batchlin::Result<BatchRef<'a, T>> {
-    BatchRef::from_raw_parts(v.ptr as *const T, &v.shape, &v.strides)
-}
-
-// ---------------------------------------------------------------------------------------
-// QR
-
-fn qr_typed<'py, T: Real + Element>(
-    py: Python<'py>,
-    v: &HostView,
-    mode: QrMode,
-    opts: Options,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let (batch, m, n) = dims(v)?;
-    let (q_cols, r_rows) = mode.output_dims(m, n);
-    let (r, ro) = Out::new::<T>(py, shape_of(&batch, &[r_rows, n]))?;
-    let q = match mode {
-        QrMode::R => None,
-        _ => Some(Out::new::<T>(py, shape_of(&batch, &[m, q_cols]))?),
+    items.push(info.into_any());
+    let dtype = match v.kind {
+        Kind::F32 => DType::F32,
+        Kind::F64 => DType::F64,
     };
-    let (info, ip, il) = info_out(py, &batch);
-    let qo = q.as_ref().map(|(_, o)| o);
+    let a_raw = Raw {
+        ptr: v.ptr,
+        shape: v.shape.clone(),
+        strides: v.strides.clone(),
+    };
+    // SAFETY: the input array is kept alive (`_keep`) and the outputs are fresh arrays
+    // held in `items`, all in host memory, for the whole call.
     py.detach(|| unsafe {
-        let a = input::<T>(v)?;
-        let mut qv = qo.map(|o| o.view::<T>()).transpose()?;
-        batchlin::qr_into(
-            &a,
-            mode,
-            qv.as_mut(),
-            &mut ro.view::<T>()?,
-            Some(info_slice(ip, il)),
-            &opts,
-        )
+        glue::run_raw(dtype, op, Place::Host, &a_raw, &outs, Some(info_raw), &opts)
     })
     .map_err(to_py)?;
-    let q = match q {
-        Some((q, _)) => q,
-        None => py.None().into_bound(py),
-    };
-    PyTuple::new(py, [q, r, info])
+    PyTuple::new(py, items)
 }
 
 /// `qr(a, mode, backend=None) -> (Q or None, R, info)` for a float32/float64 ndarray.
@@ -242,179 +219,7 @@ fn qr<'py>(
     backend: Option<&str>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mode: QrMode = mode.parse().map_err(to_py)?;
-    let opts = options(backend)?;
-    let (_keep, v) = host_view(a)?;
-    match v.kind {
-        Kind::F32 => qr_typed::<f32>(py, &v, mode, opts),
-        Kind::F64 => qr_typed::<f64>(py, &v, mode, opts),
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// QR of CUDA device memory
-
-/// The calling thread's current CUDA context (null when none).
-///
-/// # Safety
-/// The CUDA driver library must be loaded (the backend opened).
-unsafe fn current_context() -> cudarc::driver::sys::CUcontext {
-    let mut ctx: cudarc::driver::sys::CUcontext = std::ptr::null_mut();
-    if cudarc::driver::sys::cuCtxGetCurrent(&mut ctx) != cudarc::driver::sys::CUresult::CUDA_SUCCESS
-    {
-        return std::ptr::null_mut();
-    }
-    ctx
-}
-
-/// `qr_cuda(dtype, mode, batch, m, n, a_ptr, a_strides, q_ptr, r_ptr, info_ptr, stream)`:
-/// QR of `batch` `m x n` matrices in CUDA memory of device 0 (its primary context, the
-/// one PyTorch and CuPy use), queued on `stream` (a `CUstream` handle; 0 is the legacy
-/// default stream). Returns once the work is queued: no host synchronisation, scratch
-/// from the stream-ordered pool.
-///
-/// `dtype`: "float32" or "float64". `a_ptr` and `a_strides` (batch, row, column; in
-/// elements): the input, read in place. The outputs are row-major and contiguous,
-/// allocated by the caller on the same device: Q `[batch, m, q_cols]` (`q_ptr` None for
-/// mode "r"), R `[batch, r_rows, n]` and `batch` 32-bit info words; q_cols and r_rows are
-/// min(m, n) (reduced, "r") or m (complete). The caller keeps every buffer alive until
-/// the stream has run the work.
-#[pyfunction]
-#[pyo3(signature = (dtype, mode, batch, m, n, a_ptr, a_strides, q_ptr, r_ptr, info_ptr, stream))]
-fn qr_cuda(
-    py: Python<'_>,
-    dtype: &str,
-    mode: &str,
-    batch: usize,
-    m: usize,
-    n: usize,
-    a_ptr: u64,
-    a_strides: (i64, i64, i64),
-    q_ptr: Option<u64>,
-    r_ptr: u64,
-    info_ptr: u64,
-    stream: usize,
-) -> PyResult<()> {
-    use batchlin::cuda::{qr_device, CudaBackend, DevMat, QrKernel};
-    let mode: QrMode = mode.parse().map_err(to_py)?;
-    let dtype = match dtype {
-        "float32" => DType::F32,
-        "float64" => DType::F64,
-        d => {
-            return Err(PyValueError::new_err(format!(
-                "batchlin dtype error: the GPU backend computes in float32 and float64, got {d:?}"
-            )))
-        }
-    };
-    if (mode == QrMode::R) != q_ptr.is_none() {
-        return Err(PyValueError::new_err(
-            "batchlin argument error: qr_cuda takes a Q output except in mode \"r\"",
-        ));
-    }
-    let k = m.min(n);
-    let (q_cols, r_rows) = match mode {
-        QrMode::Complete => (m, m),
-        _ => (k, k),
-    };
-    let be = CudaBackend::get().map_err(to_py)?;
-    let a = DevMat {
-        ptr: a_ptr,
-        batch_stride: a_strides.0,
-        row_stride: a_strides.1,
-        col_stride: a_strides.2,
-    };
-    let row_major = |ptr: u64, rows: usize, cols: usize| DevMat {
-        ptr,
-        batch_stride: (rows * cols) as i64,
-        row_stride: cols as i64,
-        col_stride: 1,
-    };
-    let q = q_ptr.map(|p| row_major(p, m, q_cols));
-    let r = row_major(r_ptr, r_rows, n);
-    py.detach(move || unsafe {
-        let stream = stream as batchlin::cuda::Stream;
-        // The core makes device 0's primary context current; give the thread back the
-        // context it had (the caller's framework may be working on another device).
-        let prev = current_context();
-        let res = match dtype {
-            DType::F32 => qr_device::<f32>(
-                be,
-                stream,
-                QrKernel::Auto,
-                batch,
-                m,
-                n,
-                a,
-                q,
-                q_cols,
-                r,
-                r_rows,
-                info_ptr,
-            ),
-            _ => qr_device::<f64>(
-                be,
-                stream,
-                QrKernel::Auto,
-                batch,
-                m,
-                n,
-                a,
-                q,
-                q_cols,
-                r,
-                r_rows,
-                info_ptr,
-            ),
-        };
-        if !prev.is_null() && prev != current_context() {
-            let _ = cudarc::driver::sys::cuCtxSetCurrent(prev);
-        }
-        res
-    })
-    .map_err(to_py)
-}
-
-// ---------------------------------------------------------------------------------------
-// eigh
-
-fn eigh_typed<'py, T: Real + Element>(
-    py: Python<'py>,
-    v: &HostView,
-    uplo: Uplo,
-    vectors: bool,
-    opts: Options,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let (batch, m, n) = dims(v)?;
-    if m != n {
-        return Err(PyValueError::new_err(format!(
-            "batchlin shape error: eigh needs square matrices [..., N, N], got [..., {m}, {n}]"
-        )));
-    }
-    let (w, wo) = Out::new::<T>(py, shape_of(&batch, &[n]))?;
-    let vecs = if vectors {
-        Some(Out::new::<T>(py, shape_of(&batch, &[n, n]))?)
-    } else {
-        None
-    };
-    let (info, ip, il) = info_out(py, &batch);
-    let vo = vecs.as_ref().map(|(_, o)| o);
-    py.detach(|| unsafe {
-        let a = input::<T>(v)?;
-        let mut vv = vo.map(|o| o.view::<T>()).transpose()?;
-        batchlin::eigh_into(
-            &a,
-            uplo,
-            &mut wo.vectors::<T>()?,
-            vv.as_mut(),
-            Some(info_slice(ip, il)),
-            &opts,
-        )
-    })
-    .map_err(to_py)?;
-    let vecs = match vecs {
-        Some((x, _)) => x,
-        None => py.None().into_bound(py),
-    };
-    PyTuple::new(py, [w, vecs, info])
+    host_run(py, a, Operation::Qr(mode), backend)
 }
 
 /// `eigh(a, UPLO="L", vectors=True, backend=None) -> (w, V or None, info)`.
@@ -428,60 +233,7 @@ fn eigh<'py>(
     backend: Option<&str>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let uplo: Uplo = uplo.parse().map_err(to_py)?;
-    let opts = options(backend)?;
-    let (_keep, v) = host_view(a)?;
-    match v.kind {
-        Kind::F32 => eigh_typed::<f32>(py, &v, uplo, vectors, opts),
-        Kind::F64 => eigh_typed::<f64>(py, &v, uplo, vectors, opts),
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// SVD
-
-fn svd_typed<'py, T: Real + Element>(
-    py: Python<'py>,
-    v: &HostView,
-    full_matrices: bool,
-    vectors: bool,
-    opts: Options,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let (batch, m, n) = dims(v)?;
-    let k = m.min(n);
-    let (u_cols, vh_rows) = if full_matrices { (m, n) } else { (k, k) };
-    let (s, so) = Out::new::<T>(py, shape_of(&batch, &[k]))?;
-    let uv = if vectors {
-        Some((
-            Out::new::<T>(py, shape_of(&batch, &[m, u_cols]))?,
-            Out::new::<T>(py, shape_of(&batch, &[vh_rows, n]))?,
-        ))
-    } else {
-        None
-    };
-    let (info, ip, il) = info_out(py, &batch);
-    let outs = uv.as_ref().map(|((_, u), (_, vh))| (u, vh));
-    py.detach(|| unsafe {
-        let a = input::<T>(v)?;
-        let (mut u, mut vh) = match outs {
-            Some((u, vh)) => (Some(u.view::<T>()?), Some(vh.view::<T>()?)),
-            None => (None, None),
-        };
-        batchlin::svd_into(
-            &a,
-            full_matrices,
-            u.as_mut(),
-            &mut so.vectors::<T>()?,
-            vh.as_mut(),
-            Some(info_slice(ip, il)),
-            &opts,
-        )
-    })
-    .map_err(to_py)?;
-    let (u, vh) = match uv {
-        Some(((u, _), (vh, _))) => (u, vh),
-        None => (py.None().into_bound(py), py.None().into_bound(py)),
-    };
-    PyTuple::new(py, [u, s, vh, info])
+    host_run(py, a, Operation::Eigh { uplo, vectors }, backend)
 }
 
 /// `svd(a, full_matrices=False, vectors=True, backend=None) -> (U or None, S, Vh or None, info)`.
@@ -494,12 +246,109 @@ fn svd<'py>(
     vectors: bool,
     backend: Option<&str>,
 ) -> PyResult<Bound<'py, PyTuple>> {
+    let op = Operation::Svd {
+        full_matrices,
+        vectors,
+    };
+    host_run(py, a, op, backend)
+}
+
+// ---------------------------------------------------------------------------------------
+// Device memory (CUDA): one entry for every operation
+
+/// `output_shapes(variant, shape, uplo="L") -> [shape or None, ...]`: the output slots of
+/// an operation variant ("qr", "qr-complete", "qr-r", "eigh", "eigvalsh", "svd",
+/// "svd-full", "svdvals") on input of `shape`, in the order `run_cuda` takes them and the
+/// host calls return them (None: not computed by this variant). The info words have the
+/// batch shape.
+#[pyfunction]
+#[pyo3(signature = (variant, shape, uplo="L"))]
+fn output_shapes(
+    variant: &str,
+    shape: Vec<usize>,
+    uplo: &str,
+) -> PyResult<Vec<Option<Vec<usize>>>> {
+    let op = glue::operation(variant, uplo).map_err(to_py)?;
+    let (batch, m, n) = split(&shape)?;
+    Ok(glue::slots(op, batch, m, n)
+        .map_err(to_py)?
+        .into_iter()
+        .map(|s| s.shape)
+        .collect())
+}
+
+/// `run_cuda(variant, dtype, a, outs, info_ptr, ordinal, stream, uplo="L", backend=None)`:
+/// one operation on memory of CUDA device `ordinal`, queued on `stream` (a `CUstream` of
+/// that device's primary context, the one PyTorch and CuPy use; 0 is the legacy default
+/// stream). Returns once the work is queued: no host synchronisation.
+///
+/// `variant` as `output_shapes` takes it; `dtype` "float32" or "float64". `a` and each of
+/// `outs` are `(address, shape, strides in elements)`; `outs` holds one buffer per present
+/// slot of `output_shapes`, in its order, allocated by the caller on the same device;
+/// `info_ptr` the batch's 32-bit info words there (None: not wanted). The caller keeps
+/// every buffer alive until the stream has run the work. What the device cannot do (a
+/// missing ordinal, an operation without a CUDA kernel) comes back as the core's
+/// UnavailableError.
+#[pyfunction]
+#[pyo3(signature = (variant, dtype, a, outs, info_ptr, ordinal, stream, uplo="L", backend=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn run_cuda(
+    py: Python<'_>,
+    variant: &str,
+    dtype: &str,
+    a: (usize, Vec<usize>, Vec<isize>),
+    outs: Vec<(usize, Vec<usize>, Vec<isize>)>,
+    info_ptr: Option<usize>,
+    ordinal: usize,
+    stream: usize,
+    uplo: &str,
+    backend: Option<&str>,
+) -> PyResult<()> {
+    let op = glue::operation(variant, uplo).map_err(to_py)?;
+    let dtype = dtype_arg(dtype)?;
     let opts = options(backend)?;
-    let (_keep, v) = host_view(a)?;
-    match v.kind {
-        Kind::F32 => svd_typed::<f32>(py, &v, full_matrices, vectors, opts),
-        Kind::F64 => svd_typed::<f64>(py, &v, full_matrices, vectors, opts),
+    let raw = |(ptr, shape, strides): (usize, Vec<usize>, Vec<isize>)| Raw {
+        ptr,
+        shape,
+        strides,
+    };
+    let a = raw(a);
+    let outs: Vec<Raw> = outs.into_iter().map(raw).collect();
+    let (batch, _, _) = split(&a.shape)?;
+    let info = info_ptr.map(|ptr| RawInfo {
+        ptr,
+        len: batch.iter().product(),
+    });
+    // SAFETY: the caller's contract above (device memory of `ordinal`, alive until the
+    // stream has run the work; the stream of that device's primary context).
+    let place = Place::Cuda {
+        ordinal,
+        stream: unsafe { Stream::from_raw(stream as *mut std::ffi::c_void) },
+    };
+    py.detach(|| unsafe { glue::run_raw(dtype, op, place, &a, &outs, info, &opts) })
+        .map_err(to_py)
+}
+
+/// A dtype name after promotion: "float32" or "float64".
+fn dtype_arg(dtype: &str) -> PyResult<DType> {
+    match dtype {
+        "float32" => Ok(DType::F32),
+        "float64" => Ok(DType::F64),
+        d => Err(PyValueError::new_err(format!(
+            "batchlin dtype error: batchlin computes in float32 and float64, got {d:?}"
+        ))),
     }
+}
+
+/// (batch dims, m, n) of a shape of at least two dimensions.
+fn split(shape: &[usize]) -> PyResult<(&[usize], usize, usize)> {
+    let nd = shape.len();
+    if nd < 2 {
+        return Err(PyValueError::new_err(format!(
+            "batchlin shape error: expected a shape of at least 2 dimensions [..., M, N], got {shape:?}"
+        )));
+    }
+    Ok((&shape[..nd - 2], shape[nd - 2], shape[nd - 1]))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -527,73 +376,62 @@ fn xla_ffi_targets(py: Python<'_>) -> PyResult<Vec<(String, String, Bound<'_, Py
 // ---------------------------------------------------------------------------------------
 // Routing and devices
 
-/// The backend a call of `op` on an array of `shape` and `dtype` ("float32" or
-/// "float64", after promotion) would run on: for host memory (`device="cpu"`), or for
-/// CUDA memory (`"cuda"`, `"cuda:0"`: "cuda", QR only so far, device 0 only).
+/// `plan(variant, shape, dtype="float32", device="cpu", backend=None) -> (backend,
+/// description)`: how a call of `variant` (as `output_shapes` takes it) on an array of
+/// `shape` and `dtype` (after promotion) in the memory of `device` ("cpu", "cuda",
+/// "cuda:N") would run: the backend's name and the core's plan as it prints it (e.g.
+/// "cuda:0 tile [rules]"). Raises what the call would (UnavailableError for a missing
+/// device or an operation the device's backend has no kernel for).
 #[pyfunction]
-#[pyo3(signature = (op, shape, dtype="float32", device="cpu"))]
-fn backend_for(op: &str, shape: Vec<usize>, dtype: &str, device: &str) -> PyResult<String> {
-    let op: Op = op.parse().map_err(to_py)?;
-    let dtype = match dtype {
-        "float32" => DType::F32,
-        "float64" => DType::F64,
-        d => {
-            return Err(PyValueError::new_err(format!(
-                "batchlin dtype error: batchlin computes in float32 and float64, got {d:?}"
-            )))
-        }
-    };
-    let nd = shape.len();
-    if nd < 2 {
-        return Err(PyValueError::new_err(format!(
-            "batchlin shape error: expected a shape of at least 2 dimensions [..., M, N], got {shape:?}"
-        )));
-    }
-    let (m, n) = (shape[nd - 2], shape[nd - 1]);
-    if op == Op::Eigh && m != n {
-        return Err(PyValueError::new_err(format!(
-            "batchlin shape error: eigh needs square matrices [..., N, N], got [..., {m}, {n}]"
-        )));
-    }
-    let batch: usize = shape[..nd - 2].iter().product();
-    match device {
-        "cpu" => batchlin::backend_for(op, dtype, batch, m, n)
-            .map(|b| b.name().to_string())
-            .map_err(to_py),
-        d if d == "cuda" || d.starts_with("cuda:") => {
-            if let Some(why) = batchlin::device::gpu_absent_reason() {
-                return Err(UnavailableError::new_err(format!(
-                    "batchlin unavailable error: no GPU backend for device {d:?}: {why}"
-                )));
-            }
-            if !matches!(d, "cuda" | "cuda:0") {
-                return Err(UnavailableError::new_err(format!(
-                    "batchlin unavailable error: the GPU backend runs on CUDA device 0 only so far, not {d:?}"
-                )));
-            }
-            if op != Op::Qr {
-                return Err(UnavailableError::new_err(format!(
-                    "batchlin unavailable error: the GPU backend does QR only so far: no {op} on {d:?}"
-                )));
-            }
-            Ok(Backend::Cuda.name().to_string())
-        }
-        d => Err(PyValueError::new_err(format!(
-            "batchlin argument error: unknown device {d:?}: expected \"cpu\" or \"cuda[:N]\""
-        ))),
-    }
+#[pyo3(signature = (variant, shape, dtype="float32", device="cpu", backend=None))]
+fn plan(
+    variant: &str,
+    shape: Vec<usize>,
+    dtype: &str,
+    device: &str,
+    backend: Option<&str>,
+) -> PyResult<(String, String)> {
+    let op = glue::operation(variant, "L").map_err(to_py)?;
+    let dtype = dtype_arg(dtype)?;
+    let (batch, m, n) = split(&shape)?;
+    glue::slots(op, batch, m, n).map_err(to_py)?; // the shape the operation needs
+    let place = glue::place(device, Stream::DEFAULT).map_err(to_py)?;
+    let problem = Problem::new(op.variant(), dtype, batch.iter().product(), m, n);
+    let p = batchlin::plan(&problem, &place, &options(backend)?).map_err(to_py)?;
+    Ok((p.backend.name().to_string(), p.to_string()))
 }
 
-/// Every device found, the CPU first: a list of dicts with kind, name and detail.
+/// Every device found, the CPU first: dicts with "kind" ("cpu", "cuda:N"), "name",
+/// "detail", "available" and "reason" (why a device is unusable, else None). Where no
+/// CUDA device is usable, an entry of kind "cuda" (no ordinal) says why.
 #[pyfunction]
 fn devices(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let list = PyList::empty(py);
-    for d in batchlin::device::devices() {
+    let entry = |kind: String, name: String, detail: String, reason: Option<String>| {
         let e = PyDict::new(py);
-        e.set_item("kind", d.kind)?;
-        e.set_item("name", d.name)?;
-        e.set_item("detail", d.detail)?;
-        list.append(e)?;
+        e.set_item("kind", kind)?;
+        e.set_item("name", name)?;
+        e.set_item("detail", detail)?;
+        e.set_item("available", reason.is_none())?;
+        e.set_item("reason", reason)?;
+        PyResult::Ok(e)
+    };
+    let mut usable_gpu = false;
+    for d in batchlin::device::devices() {
+        // The core names a GPU it found but could not open "unusable", its detail why.
+        let reason = (d.name == "unusable").then(|| d.detail.clone());
+        usable_gpu |= d.kind.starts_with("cuda") && reason.is_none();
+        list.append(entry(d.kind, d.name, d.detail, reason)?)?;
+    }
+    if !usable_gpu {
+        let why =
+            batchlin::device::gpu_absent_reason().unwrap_or_else(|| "no usable CUDA device".into());
+        list.append(entry(
+            "cuda".into(),
+            "no GPU".into(),
+            why.clone(),
+            Some(why),
+        )?)?;
     }
     Ok(list)
 }
@@ -616,8 +454,9 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(qr, m)?)?;
     m.add_function(wrap_pyfunction!(eigh, m)?)?;
     m.add_function(wrap_pyfunction!(svd, m)?)?;
-    m.add_function(wrap_pyfunction!(qr_cuda, m)?)?;
-    m.add_function(wrap_pyfunction!(backend_for, m)?)?;
+    m.add_function(wrap_pyfunction!(output_shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cuda, m)?)?;
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_absent_reason, m)?)?;
     m.add_function(wrap_pyfunction!(policy_source, m)?)?;

@@ -1,6 +1,6 @@
 //! XLA FFI handlers: batchlin's operations as XLA custom calls, so that JAX arrays (on
-//! the CPU and, for QR, on CUDA GPUs) are decomposed inside XLA's own execution, under
-//! `jax.jit`, with XLA's buffers and stream.
+//! the CPU and on CUDA GPUs) are decomposed inside XLA's own execution, under `jax.jit`,
+//! with XLA's buffers and stream.
 //!
 //! The types below mirror the stable C ABI of XLA's FFI (`xla/ffi/api/c_api.h`, API
 //! version 0.3 as jaxlib 0.10 ships it): only the layouts, written here from the header's
@@ -12,28 +12,34 @@
 //! - called with the metadata extension (at registration; `api` is null then), it writes
 //!   the API version it was written for and no traits, and returns;
 //! - called for the instantiate, prepare or initialize stages, it has nothing to do;
-//! - called to execute, it reads its one input buffer and its attributes, checks every
-//!   output buffer's type and shape, and computes: on the CPU through the core's `*_into`
-//!   front door (row-major contiguous buffers, as XLA lays them out by default), on CUDA
-//!   through `cuda::qr_device` on the stream `XLA_FFI_Stream_Get` gives (no host
-//!   synchronisation). eigh and the SVD have no CUDA backend yet: their CUDA handlers
-//!   return an UNIMPLEMENTED error saying so.
+//! - called to execute, it reads its one input buffer and its attributes (the target's
+//!   `operation`), checks every output buffer's type and shape against the operation's
+//!   output slots, and passes the buffers to the core's one entry, `batchlin::run`
+//!   (through `glue::run_raw`, docs/ARCHITECTURE.md): on the CPU as host views
+//!   (row-major contiguous buffers, as XLA lays them out by default), on CUDA as device
+//!   views on the device holding the input (`cuda::device_of`), queued on the stream
+//!   `XLA_FFI_Stream_Get` gives (no host synchronisation). One body (`execute`) serves
+//!   every target and platform; which operations a GPU runs is the core's answer.
 //!
-//! Errors come back as XLA FFI errors (`XLA_FFI_Error_Create`) with the core's message;
-//! a panic is caught and becomes an INTERNAL error: nothing unwinds into XLA.
+//! Errors come back as XLA FFI errors (`XLA_FFI_Error_Create`) with the core's message:
+//! INVALID_ARGUMENT for what the caller passed, UNAVAILABLE where the CUDA device is
+//! missing (no driver, no such device), UNIMPLEMENTED for an operation the backend has
+//! no kernel for (the core's `Unavailable`), INTERNAL for a device failure. A panic is
+//! caught and becomes an INTERNAL error: nothing unwinds into XLA.
 //!
-//! Targets (registered from Python, `python/batchlin/_jax.py`): `batchlin_qr`
-//! (attributes `mode`: "reduced" | "complete" | "r", `backend`; results Q (not for "r"),
-//! R, info), `batchlin_eigh` (`uplo`: "L" | "U", `vectors`: bool, `backend`; results w,
-//! V (with vectors), info) and `batchlin_svd` (`full_matrices`, `vectors`, `backend`;
-//! results U, S, Vh (U and Vh with vectors), info). info is uint32 of the batch shape.
+//! Targets (registered from Python, `python/batchlin/_jax.py`; one `Target` and one
+//! entry of `targets!` each): `batchlin_qr` (attributes `mode`: "reduced" | "complete" |
+//! "r", `backend`; results Q (not for "r"), R, info), `batchlin_eigh` (`uplo`: "L" | "U",
+//! `vectors`: bool, `backend`; results w, V (with vectors), info) and `batchlin_svd`
+//! (`full_matrices`, `vectors`, `backend`; results U, S, Vh (U and Vh with vectors),
+//! info). info is uint32 of the batch shape.
 
+use crate::glue::{self, Raw, RawInfo, Slot};
 use batchlin::view::contiguous_strides;
-use batchlin::{Backend, BatchMut, BatchRef, Error, Info, Options, QrMode, Real, Uplo};
+use batchlin::{Backend, DType, Error, Operation, Options, Place, Stream};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::mem::{offset_of, size_of};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::ptr::NonNull;
 
 // ---------------------------------------------------------------------------------------
 // The C ABI (xla/ffi/api/c_api.h)
@@ -341,22 +347,49 @@ enum Platform {
     Cuda,
 }
 
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Target {
-    Qr,
-    Eigh,
-    Svd,
+/// A custom-call target: its name and how its attributes name the operation. One per
+/// operation; `targets!` below makes its handlers for every platform.
+#[derive(Copy, Clone)]
+struct Target {
+    name: &'static str,
+    /// # Safety
+    /// Called with the attributes of the call frame XLA built.
+    operation: unsafe fn(&Attrs) -> Res<Operation>,
 }
 
 impl Target {
     fn name(self) -> &'static str {
-        match self {
-            Target::Qr => "batchlin_qr",
-            Target::Eigh => "batchlin_eigh",
-            Target::Svd => "batchlin_svd",
-        }
+        self.name
     }
 }
+
+/// `batchlin_qr`: attribute `mode` ("reduced" | "complete" | "r").
+const QR: Target = Target {
+    name: "batchlin_qr",
+    operation: |a| unsafe { Ok(Operation::Qr(str_attr(a, "mode", "reduced")?.parse()?)) },
+};
+
+/// `batchlin_eigh`: attributes `uplo` ("L" | "U"), `vectors` (false: eigvalsh).
+const EIGH: Target = Target {
+    name: "batchlin_eigh",
+    operation: |a| unsafe {
+        Ok(Operation::Eigh {
+            uplo: str_attr(a, "uplo", "L")?.parse()?,
+            vectors: bool_attr(a, "vectors", true)?,
+        })
+    },
+};
+
+/// `batchlin_svd`: attributes `full_matrices`, `vectors` (false: svdvals).
+const SVD: Target = Target {
+    name: "batchlin_svd",
+    operation: |a| unsafe {
+        Ok(Operation::Svd {
+            full_matrices: bool_attr(a, "full_matrices", false)?,
+            vectors: bool_attr(a, "vectors", true)?,
+        })
+    },
+};
 
 /// Every handler: the metadata query, the stages with nothing to do, and the execute
 /// stage under `catch_unwind`.
@@ -678,43 +711,39 @@ fn expect(r: &Buf, what: &str, dtype: c_int, shape: &[usize], target: Target) ->
     Ok(())
 }
 
-fn shape_of(batch: &[usize], tail: &[usize]) -> Vec<usize> {
-    let mut s = batch.to_vec();
-    s.extend_from_slice(tail);
-    s
-}
-
-/// The results expected, in order: (name, shape) of each matrix output, then info.
-struct Plan {
-    outs: Vec<(&'static str, Vec<usize>)>,
-}
-
+/// Check the results against the operation's output slots (the present ones, in order),
+/// then info.
 fn check_results(
     rets: &[Buf],
-    plan: &Plan,
+    slots: &[Slot],
     dtype: c_int,
     batch: &[usize],
     target: Target,
 ) -> Res<()> {
-    if rets.len() != plan.outs.len() + 1 {
+    let outs: Vec<(&str, &Vec<usize>)> = slots
+        .iter()
+        .filter_map(|s| s.shape.as_ref().map(|sh| (s.name, sh)))
+        .collect();
+    if rets.len() != outs.len() + 1 {
         return Err(invalid(format!(
             "{}: expected {} results ({} and info), got {}",
             target.name(),
-            plan.outs.len() + 1,
-            plan.outs
-                .iter()
-                .map(|(n, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", "),
+            outs.len() + 1,
+            outs.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
             rets.len()
         )));
     }
-    for ((name, shape), r) in plan.outs.iter().zip(rets) {
+    for ((name, shape), r) in outs.iter().zip(rets) {
         expect(r, name, dtype, shape, target)?;
     }
-    expect(&rets[plan.outs.len()], "info", DT_U32, batch, target)
+    expect(&rets[outs.len()], "info", DT_U32, batch, target)
 }
 
+/// One handler body for every target and platform: read the operation from the
+/// attributes, check the results against its output slots, and pass the buffers to the
+/// core (`glue::run_raw`), on the host or on the CUDA device holding the input, queued on
+/// XLA's stream.
+///
 /// # Safety
 /// `f` must be the call frame XLA built for the execute stage.
 unsafe fn execute(f: &CallFrame, target: Target, platform: Platform) -> Res<()> {
@@ -722,256 +751,57 @@ unsafe fn execute(f: &CallFrame, target: Target, platform: Platform) -> Res<()> 
     let rets = buffers(&f.rets, "result", target)?;
     let (a, batch, m, n) = the_input(&args, target)?;
     let backend: Backend = str_attr(&f.attrs, "backend", "auto")?.parse()?;
-    let k = m.min(n);
-    match target {
-        Target::Qr => {
-            let mode: QrMode = str_attr(&f.attrs, "mode", "reduced")?.parse()?;
-            let (q_cols, r_rows) = mode.output_dims(m, n);
-            let mut outs = Vec::new();
-            if mode != QrMode::R {
-                outs.push(("Q", shape_of(&batch, &[m, q_cols])));
-            }
-            outs.push(("R", shape_of(&batch, &[r_rows, n])));
-            check_results(&rets, &Plan { outs }, a.dtype, &batch, target)?;
-            match platform {
-                Platform::Cpu => qr_host(a, &rets, mode, backend),
-                Platform::Cuda => qr_cuda(f, a, &rets, &batch, m, n, mode, backend),
-            }
-        }
-        Target::Eigh => {
-            let uplo: Uplo = str_attr(&f.attrs, "uplo", "L")?.parse()?;
-            let vectors = bool_attr(&f.attrs, "vectors", true)?;
-            if m != n {
-                return Err(invalid(format!(
-                    "batchlin shape error: eigh needs square matrices [..., N, N], got [..., {m}, {n}]"
-                )));
-            }
-            let mut outs = vec![("eigenvalues", shape_of(&batch, &[n]))];
-            if vectors {
-                outs.push(("eigenvectors", shape_of(&batch, &[n, n])));
-            }
-            check_results(&rets, &Plan { outs }, a.dtype, &batch, target)?;
-            if platform == Platform::Cuda {
-                return Err(gpu_unavailable(if vectors { "eigh" } else { "eigvalsh" }));
-            }
-            eigh_host(a, &rets, uplo, vectors, backend)
-        }
-        Target::Svd => {
-            let full = bool_attr(&f.attrs, "full_matrices", false)?;
-            let vectors = bool_attr(&f.attrs, "vectors", true)?;
-            let (u_cols, vh_rows) = if full { (m, n) } else { (k, k) };
-            let mut outs = Vec::new();
-            if vectors {
-                outs.push(("U", shape_of(&batch, &[m, u_cols])));
-            }
-            outs.push(("S", shape_of(&batch, &[k])));
-            if vectors {
-                outs.push(("Vh", shape_of(&batch, &[vh_rows, n])));
-            }
-            check_results(&rets, &Plan { outs }, a.dtype, &batch, target)?;
-            if platform == Platform::Cuda {
-                return Err(gpu_unavailable(if vectors { "svd" } else { "svdvals" }));
-            }
-            svd_host(a, &rets, full, vectors, backend)
-        }
-    }
-}
-
-fn gpu_unavailable(op: &str) -> Fail {
-    fail(
-        Code::Unimplemented,
-        format!(
-            "batchlin unavailable error: batchlin.{op} of a JAX array on a GPU: the GPU \
-             backend does QR only so far ({op} is not on the GPU yet). Move the data to the \
-             CPU first (jax.device_put(x, jax.devices(\"cpu\")[0]))"
-        ),
-    )
-}
-
-// --- CPU -------------------------------------------------------------------------------
-
-/// # Safety
-/// `b` must be a live buffer of XLA's holding `T`s in row-major order.
-unsafe fn in_view<'a, T>(b: &Buf) -> batchlin::Result<BatchRef<'a, T>> {
-    BatchRef::from_raw_parts(b.data as *const T, &b.dims, &contiguous_strides(&b.dims)?)
-}
-
-/// # Safety
-/// As `in_view`, writable and not aliased.
-unsafe fn out_view<'a, T>(b: &Buf) -> batchlin::Result<BatchMut<'a, T>> {
-    BatchMut::from_raw_parts(b.data as *mut T, &b.dims, &contiguous_strides(&b.dims)?)
-}
-
-/// # Safety
-/// As `out_view`; `b` a batch of vectors `[..., K]`.
-unsafe fn vec_view<'a, T>(b: &Buf) -> batchlin::Result<BatchMut<'a, T>> {
-    BatchMut::from_raw_parts_vectors(b.data as *mut T, &b.dims, &contiguous_strides(&b.dims)?)
-}
-
-/// # Safety
-/// `b` must be a live uint32 buffer of XLA's, not aliased.
-unsafe fn info_view<'a>(b: &Buf) -> &'a mut [Info] {
-    let len = b.elements();
-    let p = if len == 0 || b.data.is_null() {
-        NonNull::<Info>::dangling().as_ptr()
-    } else {
-        b.data as *mut Info
+    let op = (target.operation)(&f.attrs)?;
+    let slots = glue::slots(op, &batch, m, n)?;
+    check_results(&rets, &slots, a.dtype, &batch, target)?;
+    let place = match platform {
+        Platform::Cpu => Place::Host,
+        Platform::Cuda => cuda_place(f, a)?,
     };
-    std::slice::from_raw_parts_mut(p, len)
-}
-
-/// # Safety
-/// The buffers must be those `execute` checked.
-unsafe fn qr_host(a: &Buf, rets: &[Buf], mode: QrMode, backend: Backend) -> Res<()> {
-    unsafe fn typed<T: Real>(a: &Buf, rets: &[Buf], mode: QrMode, opts: &Options) -> Res<()> {
-        let av = in_view::<T>(a)?;
-        let (mut q, r, info) = if mode == QrMode::R {
-            (None, &rets[0], &rets[1])
-        } else {
-            (Some(out_view::<T>(&rets[0])?), &rets[1], &rets[2])
-        };
-        let mut rv = out_view::<T>(r)?;
-        batchlin::qr_into(&av, mode, q.as_mut(), &mut rv, Some(info_view(info)), opts)?;
-        Ok(())
-    }
-    let opts = Options::with_backend(backend);
-    if a.dtype == DT_F32 {
-        typed::<f32>(a, rets, mode, &opts)
+    // XLA lays its buffers out row-major and contiguous (the default layout).
+    let raw = |b: &Buf| -> Res<Raw> {
+        Ok(Raw {
+            ptr: b.data as usize,
+            shape: b.dims.clone(),
+            strides: contiguous_strides(&b.dims)?,
+        })
+    };
+    let (info, outs) = rets.split_last().expect("checked: info is the last result");
+    let outs = outs.iter().map(raw).collect::<Res<Vec<_>>>()?;
+    let info = RawInfo {
+        ptr: info.data as usize,
+        len: info.elements(),
+    };
+    let dtype = if a.dtype == DT_F32 {
+        DType::F32
     } else {
-        typed::<f64>(a, rets, mode, &opts)
-    }
+        DType::F64
+    };
+    glue::run_raw(
+        dtype,
+        op,
+        place,
+        &raw(a)?,
+        &outs,
+        Some(info),
+        &Options::with_backend(backend),
+    )?;
+    Ok(())
 }
 
-/// # Safety
-/// As `qr_host`.
-unsafe fn eigh_host(a: &Buf, rets: &[Buf], uplo: Uplo, vectors: bool, backend: Backend) -> Res<()> {
-    unsafe fn typed<T: Real>(
-        a: &Buf,
-        rets: &[Buf],
-        uplo: Uplo,
-        vectors: bool,
-        opts: &Options,
-    ) -> Res<()> {
-        let av = in_view::<T>(a)?;
-        let mut w = vec_view::<T>(&rets[0])?;
-        let (mut v, info) = if vectors {
-            (Some(out_view::<T>(&rets[1])?), &rets[2])
-        } else {
-            (None, &rets[1])
-        };
-        batchlin::eigh_into(&av, uplo, &mut w, v.as_mut(), Some(info_view(info)), opts)?;
-        Ok(())
-    }
-    let opts = Options::with_backend(backend);
-    if a.dtype == DT_F32 {
-        typed::<f32>(a, rets, uplo, vectors, &opts)
-    } else {
-        typed::<f64>(a, rets, uplo, vectors, &opts)
-    }
-}
-
-/// # Safety
-/// As `qr_host`.
-unsafe fn svd_host(a: &Buf, rets: &[Buf], full: bool, vectors: bool, backend: Backend) -> Res<()> {
-    unsafe fn typed<T: Real>(
-        a: &Buf,
-        rets: &[Buf],
-        full: bool,
-        vectors: bool,
-        opts: &Options,
-    ) -> Res<()> {
-        let av = in_view::<T>(a)?;
-        let (mut u, s, mut vh, info) = if vectors {
-            (
-                Some(out_view::<T>(&rets[0])?),
-                &rets[1],
-                Some(out_view::<T>(&rets[2])?),
-                &rets[3],
-            )
-        } else {
-            (None, &rets[0], None, &rets[1])
-        };
-        let mut sv = vec_view::<T>(s)?;
-        batchlin::svd_into(
-            &av,
-            full,
-            u.as_mut(),
-            &mut sv,
-            vh.as_mut(),
-            Some(info_view(info)),
-            opts,
-        )?;
-        Ok(())
-    }
-    let opts = Options::with_backend(backend);
-    if a.dtype == DT_F32 {
-        typed::<f32>(a, rets, full, vectors, &opts)
-    } else {
-        typed::<f64>(a, rets, full, vectors, &opts)
-    }
-}
-
-// --- CUDA ------------------------------------------------------------------------------
-
-/// QR of XLA's device buffers, queued on XLA's stream.
+/// The place of a CUDA call: the device holding the input buffer (`cuda::device_of`; for
+/// an empty input, the ordinal XLA's table gives, else 0) and XLA's stream. Where there
+/// is no such device (no driver, no GPU), an UNAVAILABLE error with the core's reason.
 ///
 /// # Safety
 /// As `execute`, on the CUDA platform.
-#[allow(clippy::too_many_arguments)]
-unsafe fn qr_cuda(
-    f: &CallFrame,
-    a: &Buf,
-    rets: &[Buf],
-    batch_dims: &[usize],
-    m: usize,
-    n: usize,
-    mode: QrMode,
-    backend: Backend,
-) -> Res<()> {
-    use batchlin::cuda::{qr_device, CudaBackend, DevMat, QrKernel};
-    if !matches!(backend, Backend::Auto | Backend::Cuda) {
-        return Err(invalid(format!(
-            "batchlin argument error: backend {:?} runs on the CPU and the input is on a GPU; \
-             move it to the CPU first, or use backend=\"auto\" or \"cuda\"",
-            backend.name()
-        )));
-    }
+unsafe fn cuda_place(f: &CallFrame, a: &Buf) -> Res<Place> {
     let api = f.api;
-    if api_has(
-        api,
-        offset_of!(Api, device_ordinal_get) + size_of::<Unused>(),
-    ) {
-        if let Some(get) = (*api).device_ordinal_get {
-            let mut args = DeviceOrdinalGetArgs {
-                struct_size: DEVICE_ORDINAL_GET_ARGS_SIZE,
-                extension_start: std::ptr::null_mut(),
-                ctx: f.ctx,
-                device_ordinal: -1,
-            };
-            let err = get(&mut args);
-            if !err.is_null() {
-                return Err(Fail::Xla(err));
-            }
-            if args.device_ordinal > 0 {
-                return Err(fail(
-                    Code::Unimplemented,
-                    format!(
-                        "batchlin unavailable error: batchlin.qr of a JAX array on GPU {}: the \
-                         GPU backend runs on CUDA device 0 only so far",
-                        args.device_ordinal
-                    ),
-                ));
-            }
-        }
-    }
     let stream = {
-        if !api_has(api, offset_of!(Api, stream_get) + size_of::<Unused>()) {
-            return Err(fail(
-                Code::FailedPrecondition,
-                "XLA FFI API without Stream_Get",
-            ));
-        }
-        let Some(get) = (*api).stream_get else {
+        let Some(get) = api_has(api, offset_of!(Api, stream_get) + size_of::<Unused>())
+            .then(|| (*api).stream_get)
+            .flatten()
+        else {
             return Err(fail(
                 Code::FailedPrecondition,
                 "XLA FFI API without Stream_Get",
@@ -989,104 +819,79 @@ unsafe fn qr_cuda(
         }
         args.stream
     };
-    let batch: usize = batch_dims.iter().product();
-    // As the torch / CuPy entry passes them (q_cols unused without Q).
-    let k = m.min(n);
-    let (q_cols, r_rows) = match mode {
-        QrMode::Complete => (m, m),
-        _ => (k, k),
-    };
-    let be = CudaBackend::get().map_err(|e| {
-        fail(
-            Code::Unavailable,
-            format!("{e} (batchlin needs the CUDA driver and NVRTC to run QR on the GPU)"),
-        )
-    })?;
-    let row_major = |ptr: *mut c_void, rows: usize, cols: usize| DevMat {
-        ptr: ptr as u64,
-        batch_stride: (rows * cols) as i64,
-        row_stride: cols as i64,
-        col_stride: 1,
-    };
-    let am = row_major(a.data, m, n);
-    let (q, r, info) = if mode == QrMode::R {
-        (None, &rets[0], &rets[1])
+    let unavailable = |e: Error| fail(Code::Unavailable, e.to_string());
+    let ordinal = if a.data.is_null() {
+        xla_ordinal(f)?.unwrap_or(0)
     } else {
-        (Some(row_major(rets[0].data, m, q_cols)), &rets[1], &rets[2])
+        batchlin::cuda::device_of(a.data).map_err(unavailable)?
     };
-    let rm = row_major(r.data, r_rows, n);
-    let prev = crate::current_context();
-    let res = if a.dtype == DT_F32 {
-        qr_device::<f32>(
-            be,
-            stream as batchlin::cuda::Stream,
-            QrKernel::Auto,
-            batch,
-            m,
-            n,
-            am,
-            q,
-            q_cols,
-            rm,
-            r_rows,
-            info.data as u64,
-        )
-    } else {
-        qr_device::<f64>(
-            be,
-            stream as batchlin::cuda::Stream,
-            QrKernel::Auto,
-            batch,
-            m,
-            n,
-            am,
-            q,
-            q_cols,
-            rm,
-            r_rows,
-            info.data as u64,
-        )
-    };
-    // The core makes device 0's primary context current; give XLA's thread back its own.
-    if !prev.is_null() && prev != crate::current_context() {
-        let _ = cudarc::driver::sys::cuCtxSetCurrent(prev);
+    batchlin::cuda::device(ordinal).map_err(unavailable)?;
+    Ok(Place::Cuda {
+        ordinal,
+        // SAFETY: XLA's stream for this call, of the device's primary context.
+        stream: Stream::from_raw(stream),
+    })
+}
+
+/// The device ordinal XLA's table gives for this call, where it has the entry.
+///
+/// # Safety
+/// As `execute`.
+unsafe fn xla_ordinal(f: &CallFrame) -> Res<Option<usize>> {
+    let api = f.api;
+    if !api_has(
+        api,
+        offset_of!(Api, device_ordinal_get) + size_of::<Unused>(),
+    ) {
+        return Ok(None);
     }
-    res.map_err(Fail::from)
+    let Some(get) = (*api).device_ordinal_get else {
+        return Ok(None);
+    };
+    let mut args = DeviceOrdinalGetArgs {
+        struct_size: DEVICE_ORDINAL_GET_ARGS_SIZE,
+        extension_start: std::ptr::null_mut(),
+        ctx: f.ctx,
+        device_ordinal: -1,
+    };
+    let err = get(&mut args);
+    if !err.is_null() {
+        return Err(Fail::Xla(err));
+    }
+    Ok(usize::try_from(args.device_ordinal).ok())
 }
 
 // ---------------------------------------------------------------------------------------
 // The handlers
 
-macro_rules! handler {
-    ($name:ident, $target:expr, $platform:expr) => {
-        /// An `XLA_FFI_Handler` (see the module documentation).
-        ///
-        /// # Safety
-        /// Called by XLA with a call frame it built.
-        pub unsafe extern "C" fn $name(frame: *mut CallFrame) -> *mut XlaError {
-            entry(frame, $target, $platform)
+type Handler = unsafe extern "C" fn(*mut CallFrame) -> *mut XlaError;
+
+/// `handlers()`: for every target listed, one `XLA_FFI_Handler` per platform (see the
+/// module documentation), as (target name, platform as `jax.ffi.register_ffi_target`
+/// takes it, function).
+macro_rules! targets {
+    ($($target:ident),* $(,)?) => {
+        pub fn handlers() -> Vec<(&'static str, &'static str, Handler)> {
+            let mut all: Vec<(&'static str, &'static str, Handler)> = Vec::new();
+            $(
+                {
+                    /// # Safety
+                    /// Called by XLA with a call frame it built.
+                    unsafe extern "C" fn cpu(frame: *mut CallFrame) -> *mut XlaError {
+                        entry(frame, $target, Platform::Cpu)
+                    }
+                    /// # Safety
+                    /// Called by XLA with a call frame it built.
+                    unsafe extern "C" fn cuda(frame: *mut CallFrame) -> *mut XlaError {
+                        entry(frame, $target, Platform::Cuda)
+                    }
+                    all.push(($target.name(), "cpu", cpu));
+                    all.push(($target.name(), "CUDA", cuda));
+                }
+            )*
+            all
         }
     };
 }
 
-handler!(qr_cpu, Target::Qr, Platform::Cpu);
-handler!(eigh_cpu, Target::Eigh, Platform::Cpu);
-handler!(svd_cpu, Target::Svd, Platform::Cpu);
-handler!(qr_gpu, Target::Qr, Platform::Cuda);
-handler!(eigh_gpu, Target::Eigh, Platform::Cuda);
-handler!(svd_gpu, Target::Svd, Platform::Cuda);
-
-type Handler = unsafe extern "C" fn(*mut CallFrame) -> *mut XlaError;
-
-/// Every handler: (target name, platform as `jax.ffi.register_ffi_target` takes it,
-/// function).
-pub fn handlers() -> [(&'static str, &'static str, Handler); 6] {
-    [
-        (Target::Qr.name(), "cpu", qr_cpu),
-        (Target::Eigh.name(), "cpu", eigh_cpu),
-        (Target::Svd.name(), "cpu", svd_cpu),
-        (Target::Qr.name(), "CUDA", qr_gpu),
-        (Target::Eigh.name(), "CUDA", eigh_gpu),
-        (Target::Svd.name(), "CUDA", svd_gpu),
-    ]
-}
+targets!(QR, EIGH, SVD);

@@ -1,0 +1,258 @@
+//! The glue every binding of this crate shares (the Python module's host and device
+//! calls, the XLA handlers on the CPU and on CUDA): an operation's output slots, views
+//! over raw buffers in host or device memory, and one `run_raw` that builds the core's
+//! `Request` and calls `batchlin::run`, for host data as for device data
+//! (docs/ARCHITECTURE.md). Nothing here knows which backend runs what: the core's
+//! planner answers, with `Unavailable` for an operation a backend has no kernel for.
+//!
+//! Adding an operation touches `slots` and `assemble` here (its outputs, in binding
+//! order) and one line per binding list (the Python names, the XLA targets).
+
+use batchlin::{
+    BatchMut, BatchRef, DType, DeviceWords, Error, Info, InfoOut, Operation, Options, Outputs,
+    Place, QrMode, Real, Request, Result, Stream, Uplo, Variant,
+};
+use std::ptr::NonNull;
+
+/// One output of an operation, in binding order. `shape` None: this variant does not
+/// compute it (Q of mode "r", eigenvectors of eigvalsh, U and Vh of svdvals).
+#[derive(Clone, Debug)]
+pub struct Slot {
+    pub name: &'static str,
+    pub shape: Option<Vec<usize>>,
+    /// A batch of vectors `[..., K]` (eigenvalues, singular values).
+    pub vectors: bool,
+}
+
+fn shape_of(batch: &[usize], tail: &[usize]) -> Vec<usize> {
+    let mut s = batch.to_vec();
+    s.extend_from_slice(tail);
+    s
+}
+
+/// The output slots of `op` on `[batch..., m, n]` input (checks what the shape must be).
+pub fn slots(op: Operation, batch: &[usize], m: usize, n: usize) -> Result<Vec<Slot>> {
+    let k = m.min(n);
+    let slot = |name, present: bool, tail: &[usize], vectors| Slot {
+        name,
+        shape: present.then(|| shape_of(batch, tail)),
+        vectors,
+    };
+    Ok(match op {
+        Operation::Qr(mode) => {
+            let (q_cols, r_rows) = mode.output_dims(m, n);
+            vec![
+                slot("Q", mode != QrMode::R, &[m, q_cols], false),
+                slot("R", true, &[r_rows, n], false),
+            ]
+        }
+        Operation::Eigh { vectors, .. } => {
+            if m != n {
+                return Err(Error::Shape(format!(
+                    "eigh needs square matrices [..., N, N], got [..., {m}, {n}]"
+                )));
+            }
+            vec![
+                slot("eigenvalues", true, &[n], true),
+                slot("eigenvectors", vectors, &[n, n], false),
+            ]
+        }
+        Operation::Svd {
+            full_matrices,
+            vectors,
+        } => {
+            let (u_cols, vh_rows) = if full_matrices { (m, n) } else { (k, k) };
+            vec![
+                slot("U", vectors, &[m, u_cols], false),
+                slot("S", true, &[k], true),
+                slot("Vh", vectors, &[vh_rows, n], false),
+            ]
+        }
+    })
+}
+
+/// The core's outputs from one view per present slot, in slot order.
+fn assemble<'a, T>(op: Operation, views: Vec<BatchMut<'a, T>>) -> Result<Outputs<'a, T>> {
+    let mut it = views.into_iter();
+    let mut next = || {
+        it.next()
+            .ok_or_else(|| Error::Argument("too few output buffers for the operation".into()))
+    };
+    Ok(match op {
+        Operation::Qr(mode) => {
+            let q = if mode == QrMode::R {
+                None
+            } else {
+                Some(next()?)
+            };
+            Outputs::Qr { q, r: next()? }
+        }
+        Operation::Eigh { vectors, .. } => {
+            let w = next()?;
+            let v = if vectors { Some(next()?) } else { None };
+            Outputs::Eigh { w, v }
+        }
+        Operation::Svd { vectors: false, .. } => Outputs::Svd {
+            u: None,
+            s: next()?,
+            vh: None,
+        },
+        Operation::Svd { .. } => {
+            let u = next()?;
+            let s = next()?;
+            Outputs::Svd {
+                u: Some(u),
+                s,
+                vh: Some(next()?),
+            }
+        }
+    })
+}
+
+/// The operation a variant name ("qr", "qr-complete", "qr-r", "eigh", "eigvalsh", "svd",
+/// "svd-full", "svdvals") and, for eigh, the triangle read stand for.
+pub fn operation(variant: &str, uplo: &str) -> Result<Operation> {
+    let v: Variant = variant.parse()?;
+    Ok(match v.operation() {
+        Operation::Eigh { vectors, .. } => Operation::Eigh {
+            uplo: uplo.parse::<Uplo>()?,
+            vectors,
+        },
+        op => op,
+    })
+}
+
+/// A place name: "cpu", "cuda" (device 0) or "cuda:N", with the stream for device work.
+pub fn place(device: &str, stream: Stream) -> Result<Place> {
+    let d = device.trim().to_ascii_lowercase();
+    match d.as_str() {
+        "cpu" | "host" => Ok(Place::Host),
+        "cuda" | "gpu" => Ok(Place::Cuda { ordinal: 0, stream }),
+        _ => d
+            .strip_prefix("cuda:")
+            .or_else(|| d.strip_prefix("gpu:"))
+            .and_then(|n| n.parse::<usize>().ok())
+            .map(|ordinal| Place::Cuda { ordinal, stream })
+            .ok_or_else(|| {
+                Error::Argument(format!(
+                    "unknown device {device:?}: expected \"cpu\" or \"cuda[:N]\""
+                ))
+            }),
+    }
+}
+
+/// A buffer as a binding hands it over: address, shape, strides in elements.
+#[derive(Clone, Debug)]
+pub struct Raw {
+    pub ptr: usize,
+    pub shape: Vec<usize>,
+    pub strides: Vec<isize>,
+}
+
+/// The info words: `len` u32s at `ptr` (host or device memory, as the place says).
+#[derive(Copy, Clone, Debug)]
+pub struct RawInfo {
+    pub ptr: usize,
+    pub len: usize,
+}
+
+/// Run `op` on raw buffers at `place`: `outs` one per present slot of `slots(op, ..)`,
+/// in slot order. Host place: returns with the outputs written. CUDA place: returns once
+/// the work is queued on the place's stream (the core restores the caller's context).
+///
+/// # Safety
+/// Every buffer must be memory of the place (host memory, or memory of the place's CUDA
+/// device) reaching every element its shape and strides address: the input readable and
+/// not written meanwhile, the outputs and info words writable and not aliased, until the
+/// call returns (host) or the queued work has run (device).
+pub unsafe fn run_raw(
+    dtype: DType,
+    op: Operation,
+    place: Place,
+    a: &Raw,
+    outs: &[Raw],
+    info: Option<RawInfo>,
+    opts: &Options,
+) -> Result<()> {
+    match dtype {
+        DType::F32 => run_typed::<f32>(op, place, a, outs, info, opts),
+        DType::F64 => run_typed::<f64>(op, place, a, outs, info, opts),
+        d => Err(Error::DType(format!(
+            "batchlin computes in float32 and float64, not {}",
+            d.name()
+        ))),
+    }
+}
+
+unsafe fn run_typed<T: Real>(
+    op: Operation,
+    place: Place,
+    a: &Raw,
+    outs: &[Raw],
+    info: Option<RawInfo>,
+    opts: &Options,
+) -> Result<()> {
+    let nd = a.shape.len();
+    if nd < 2 {
+        return Err(Error::Shape(format!(
+            "expected an array of at least 2 dimensions [..., M, N], got {nd} (shape {:?})",
+            a.shape
+        )));
+    }
+    let slots = slots(op, &a.shape[..nd - 2], a.shape[nd - 2], a.shape[nd - 1])?;
+    let present: Vec<&Slot> = slots.iter().filter(|s| s.shape.is_some()).collect();
+    if present.len() != outs.len() {
+        let names: Vec<_> = present.iter().map(|s| s.name).collect();
+        return Err(Error::Argument(format!(
+            "{} takes {} output buffers ({}), got {}",
+            op.variant(),
+            present.len(),
+            names.join(", "),
+            outs.len()
+        )));
+    }
+    let input = match place {
+        Place::Host => BatchRef::from_raw_parts(a.ptr as *const T, &a.shape, &a.strides)?,
+        Place::Cuda { ordinal, .. } => {
+            BatchRef::from_device(a.ptr as *const T, ordinal, &a.shape, &a.strides)?
+        }
+    };
+    let mut views = Vec::with_capacity(outs.len());
+    for (slot, o) in present.iter().zip(outs) {
+        let p = o.ptr as *mut T;
+        views.push(match (place, slot.vectors) {
+            (Place::Host, false) => BatchMut::from_raw_parts(p, &o.shape, &o.strides)?,
+            (Place::Host, true) => BatchMut::from_raw_parts_vectors(p, &o.shape, &o.strides)?,
+            (Place::Cuda { ordinal, .. }, false) => {
+                BatchMut::from_device(p, ordinal, &o.shape, &o.strides)?
+            }
+            (Place::Cuda { ordinal, .. }, true) => {
+                BatchMut::from_device_vectors(p, ordinal, &o.shape, &o.strides)?
+            }
+        });
+    }
+    let info = match (info, place) {
+        (None, _) => None,
+        (Some(i), Place::Host) => {
+            let p = if i.len == 0 || i.ptr == 0 {
+                NonNull::<Info>::dangling().as_ptr()
+            } else {
+                i.ptr as *mut Info
+            };
+            Some(InfoOut::Host(std::slice::from_raw_parts_mut(p, i.len)))
+        }
+        (Some(i), Place::Cuda { ordinal, .. }) => Some(InfoOut::Device(DeviceWords::new(
+            i.ptr as *mut u32,
+            ordinal,
+            i.len,
+        )?)),
+    };
+    let req = Request {
+        operation: op,
+        a: input,
+        out: assemble(op, views)?,
+        info,
+        place,
+    };
+    batchlin::run(req, opts)
+}
