@@ -144,7 +144,7 @@ fn bad_arguments_are_statuses() {
 // a GPU machine those are left to tests/c/test_cuda.c, which has real device memory).
 
 fn no_cuda() -> bool {
-    match batchlin_core::cuda::CudaBackend::get() {
+    match batchlin_core::cuda::device(0) {
         Ok(_) => {
             println!("CUDA present: the UNAVAILABLE checks are skipped");
             false
