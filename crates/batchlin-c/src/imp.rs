@@ -457,14 +457,14 @@ impl At {
 }
 
 /// The memory of one buffer holding `count` elements: the host for the host forms; for
-/// the device forms the device CUDA says the pointer belongs to (`fallback`, the call's
-/// device, for a buffer holding nothing, which may be NULL).
-fn memory_of(at: At, name: &str, addr: usize, count: usize, fallback: usize) -> Result<Memory> {
+/// the device forms the device CUDA says the pointer belongs to (None for a buffer
+/// holding nothing, which may be NULL: it takes the call's device).
+fn memory_of(at: At, name: &str, addr: usize, count: usize) -> Result<Option<Memory>> {
     match at {
-        At::Host(_) => Ok(Memory::Host),
-        At::Cuda(_) if count == 0 => Ok(Memory::Cuda(fallback)),
+        At::Host(_) => Ok(Some(Memory::Host)),
+        At::Cuda(_) if count == 0 => Ok(None),
         At::Cuda(_) => match batchlin_core::cuda::device_of(addr as *const c_void) {
-            Ok(d) => Ok(Memory::Cuda(d)),
+            Ok(d) => Ok(Some(Memory::Cuda(d))),
             Err(Error::Argument(m)) => Err(Error::Argument(format!(
                 "{name}: {m}; the _cuda forms take device pointers (cudaMalloc, cuMemAlloc, \
                  a CUDA tensor's data)"
@@ -482,33 +482,27 @@ fn memory_of(at: At, name: &str, addr: usize, count: usize, fallback: usize) -> 
 /// For the device forms this is the first question put to CUDA: every argument check
 /// comes before it, so that argument errors read the same with and without a GPU.
 fn placement(at: At, bufs: &[(&str, usize, usize)]) -> Result<(Place, Vec<Memory>)> {
-    let mut mems = Vec::with_capacity(bufs.len());
-    let mut ordinal = None;
-    for &(name, addr, count) in bufs {
-        let mem = memory_of(at, name, addr, count, ordinal.unwrap_or(0))?;
-        if let (None, Memory::Cuda(d), true) = (ordinal, mem, count > 0) {
-            ordinal = Some(d);
-        }
-        mems.push(mem);
-    }
+    let mems = bufs
+        .iter()
+        .map(|&(name, addr, count)| memory_of(at, name, addr, count))
+        .collect::<Result<Vec<_>>>()?;
     let place = match at {
         At::Host(_) => Place::Host,
         // SAFETY: the C API's contract for `stream` (NULL or a stream of the primary
         // context of the device the pointers belong to) is `from_raw`'s.
         At::Cuda(stream) => Place::Cuda {
-            ordinal: ordinal.unwrap_or(0),
+            ordinal: match mems.iter().flatten().next() {
+                Some(Memory::Cuda(d)) => *d,
+                _ => 0,
+            },
             stream: unsafe { Stream::from_raw(stream) },
         },
     };
-    // Buffers holding nothing take the call's device, found only after them, maybe.
-    if let Place::Cuda { ordinal, .. } = place {
-        for (m, &(_, _, count)) in mems.iter_mut().zip(bufs) {
-            if count == 0 {
-                *m = Memory::Cuda(ordinal);
-            }
-        }
-    }
-    Ok((place, mems))
+    let call = match place {
+        Place::Host => Memory::Host,
+        Place::Cuda { ordinal, .. } => Memory::Cuda(ordinal),
+    };
+    Ok((place, mems.into_iter().map(|m| m.unwrap_or(call)).collect()))
 }
 
 /// The caller's info words (`batch` of them, or None when `info` is NULL), checked.
