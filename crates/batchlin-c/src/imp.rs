@@ -6,7 +6,8 @@
 use crate::{batchlin_layout, batchlin_status};
 use batchlin_core::view::{contiguous_strides, Layout};
 use batchlin_core::{
-    Backend, BatchMut, BatchRef, DType, Error, Info, Op, Options, QrMode, Real, Result, Uplo,
+    Backend, BatchMut, BatchRef, DType, DeviceWords, Error, Info, InfoOut, Memory, Op, Operation,
+    Options, Outputs, Place, QrMode, Real, Request, Result, Stream, Uplo,
 };
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -19,6 +20,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
     static POLICY_SOURCE: RefCell<CString> = RefCell::new(CString::default());
+    static PLAN_TEXT: RefCell<CString> = RefCell::new(CString::default());
 }
 
 /// What a pointer to thread-local text falls back to while the thread is being torn down.
@@ -54,6 +56,19 @@ pub(crate) fn policy_source_ptr() -> *const c_char {
     let text = catch_unwind(batchlin_core::policy_source)
         .unwrap_or_else(|_| "unknown (the policy query failed)".into());
     POLICY_SOURCE
+        .try_with(|p| {
+            let mut slot = p.try_borrow_mut().ok()?;
+            *slot = c_string(text);
+            Some(slot.as_ptr())
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(NO_TLS.as_ptr())
+}
+
+/// Copies a plan's description into this thread's buffer.
+pub(crate) fn plan_text_ptr(text: String) -> *const c_char {
+    PLAN_TEXT
         .try_with(|p| {
             let mut slot = p.try_borrow_mut().ok()?;
             *slot = c_string(text);
@@ -283,15 +298,6 @@ impl<T> In<T> {
         check_buffer::<T>("a", self.ptr as usize, &layout)?;
         Ok(layout)
     }
-
-    /// The view of the input: `rows` x `cols` matrices.
-    ///
-    /// # Safety
-    /// Every element the sizes and strides reach must be readable during the call.
-    unsafe fn view<'a>(&self, rows: usize, cols: usize) -> Result<BatchRef<'a, T>> {
-        let l = self.layout(rows, cols)?;
-        BatchRef::from_raw_parts(self.ptr, &l.shape(), &strides_of(&l))
-    }
 }
 
 /// The strides of a one-batch-dimension layout, as `[batch, row, col]`.
@@ -358,26 +364,27 @@ impl<T> Out<T> {
         Ok(layout)
     }
 
-    /// The view of a matrix output: `rows` x `cols` matrices.
+    /// A checked matrix output, `rows` x `cols` matrices.
     ///
     /// # Safety
-    /// Every element the sizes and strides reach must be writable during the call and
-    /// touched by nothing else.
-    unsafe fn matrices<'a>(
-        &self,
-        batch: usize,
-        rows: usize,
-        cols: usize,
-    ) -> Result<BatchMut<'a, T>> {
+    /// As `matrix_layout`.
+    unsafe fn matrices(&self, batch: usize, rows: usize, cols: usize) -> Result<Checked<T>> {
         let l = self.matrix_layout(batch, rows, cols)?;
-        BatchMut::from_raw_parts(self.ptr, &l.shape(), &strides_of(&l))
+        Ok(Checked {
+            name: self.name,
+            ptr: self.ptr,
+            count: l.element_count()?,
+            shape: l.shape(),
+            strides: strides_of(&l),
+            vectors: false,
+        })
     }
 
-    /// The view of a vector output (eigenvalues, singular values): `len` entries each.
+    /// A checked vector output (eigenvalues, singular values): `len` entries each.
     ///
     /// # Safety
-    /// As `matrices`.
-    unsafe fn vectors<'a>(&self, batch: usize, len: usize) -> Result<BatchMut<'a, T>> {
+    /// As `matrix_layout`.
+    unsafe fn vectors(&self, batch: usize, len: usize) -> Result<Checked<T>> {
         let shape = [batch, len];
         let strides = match self.given(batch)? {
             None => contiguous_strides(&shape)?,
@@ -389,35 +396,196 @@ impl<T> Out<T> {
         // Checked as the one-row matrices the core sees it as.
         let layout = Layout::new(&[batch, 1, len], &[strides[0], 0, strides[1]])?;
         check_buffer::<T>(self.name, self.ptr as usize, &layout)?;
-        BatchMut::from_raw_parts_vectors(self.ptr, &shape, &strides)
+        Ok(Checked {
+            name: self.name,
+            ptr: self.ptr,
+            count: layout.element_count()?,
+            shape: shape.to_vec(),
+            strides,
+            vectors: true,
+        })
     }
 }
 
-/// The caller's info words, or None when `info` is NULL.
-///
-/// # Safety
-/// A non-NULL `info` points to `batch` writable `uint32_t`s.
-unsafe fn info_words<'a>(info: *mut u32, batch: usize) -> Result<Option<&'a mut [Info]>> {
-    if info.is_null() {
-        return Ok(None);
+/// An output whose address, shape and strides have been checked; its view is made once
+/// the memory it lies in is known.
+struct Checked<T> {
+    name: &'static str,
+    ptr: *mut T,
+    count: usize,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    vectors: bool,
+}
+
+impl<T> Checked<T> {
+    /// # Safety
+    /// The elements the shape and strides reach are writable memory of `mem`, touched by
+    /// nothing else until the call (or, on a device, its queued work) is done.
+    unsafe fn view<'a>(&self, mem: Memory) -> Result<BatchMut<'a, T>> {
+        let (p, s, st) = (self.ptr, &self.shape[..], &self.strides[..]);
+        match (mem, self.vectors) {
+            (Memory::Host, false) => BatchMut::from_raw_parts(p, s, st),
+            (Memory::Host, true) => BatchMut::from_raw_parts_vectors(p, s, st),
+            (Memory::Cuda(d), false) => BatchMut::from_device(p, d, s, st),
+            (Memory::Cuda(d), true) => BatchMut::from_device_vectors(p, d, s, st),
+        }
     }
-    let layout = Layout::new(&[batch, 1], &[1, 1])?;
-    check_buffer::<u32>("info", info as usize, &layout)?;
-    if batch == 0 {
-        return Ok(Some(&mut []));
-    }
-    // `Info` is `repr(transparent)` over `u32`.
-    Ok(Some(std::slice::from_raw_parts_mut(
-        info as *mut Info,
-        batch,
-    )))
 }
 
 // ---------------------------------------------------------------------------------------
-// The operations
+// Where a call runs
+
+/// Where a call runs, as its form says: host data under a backend (a
+/// `BATCHLIN_BACKEND_*` code; AUTO for the contiguous forms), or device data queued on a
+/// caller's stream (the `_cuda` forms).
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum At {
+    Host(i32),
+    Cuda(*mut c_void),
+}
+
+impl At {
+    /// The options of the call: the host forms' backend code checked here, in its place
+    /// among the argument checks.
+    fn options(self) -> Result<Options> {
+        match self {
+            At::Host(code) => Ok(Options::with_backend(backend(code)?)),
+            At::Cuda(_) => Ok(Options::default()),
+        }
+    }
+}
+
+/// The memory of one buffer holding `count` elements: the host for the host forms; for
+/// the device forms the device CUDA says the pointer belongs to (None for a buffer
+/// holding nothing, which may be NULL: it takes the call's device).
+fn memory_of(at: At, name: &str, addr: usize, count: usize) -> Result<Option<Memory>> {
+    match at {
+        At::Host(_) => Ok(Some(Memory::Host)),
+        At::Cuda(_) if count == 0 => Ok(None),
+        At::Cuda(_) => match batchlin_core::cuda::device_of(addr as *const c_void) {
+            Ok(d) => Ok(Some(Memory::Cuda(d))),
+            Err(Error::Argument(m)) => Err(Error::Argument(format!(
+                "{name}: {m}; the _cuda forms take device pointers (cudaMalloc, cuMemAlloc, \
+                 a CUDA tensor's data)"
+            ))),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// The place of a call and the memory of each of its buffers (`(name, address, element
+/// count)`, the input first). A device call runs on the device of its first buffer that
+/// holds anything (device 0 when none does); each buffer is tagged with its own device,
+/// so that one on another device is the core's clear error rather than a fault.
+///
+/// For the device forms this is the first question put to CUDA: every argument check
+/// comes before it, so that argument errors read the same with and without a GPU.
+fn placement(at: At, bufs: &[(&str, usize, usize)]) -> Result<(Place, Vec<Memory>)> {
+    let mems = bufs
+        .iter()
+        .map(|&(name, addr, count)| memory_of(at, name, addr, count))
+        .collect::<Result<Vec<_>>>()?;
+    let place = match at {
+        At::Host(_) => Place::Host,
+        // SAFETY: the C API's contract for `stream` (NULL or a stream of the primary
+        // context of the device the pointers belong to) is `from_raw`'s.
+        At::Cuda(stream) => Place::Cuda {
+            ordinal: match mems.iter().flatten().next() {
+                Some(Memory::Cuda(d)) => *d,
+                _ => 0,
+            },
+            stream: unsafe { Stream::from_raw(stream) },
+        },
+    };
+    let call = match place {
+        Place::Host => Memory::Host,
+        Place::Cuda { ordinal, .. } => Memory::Cuda(ordinal),
+    };
+    Ok((place, mems.into_iter().map(|m| m.unwrap_or(call)).collect()))
+}
+
+/// The caller's info words (`batch` of them, or None when `info` is NULL), checked.
+fn check_info(info: *mut u32, batch: usize) -> Result<usize> {
+    if info.is_null() {
+        return Ok(0);
+    }
+    check_buffer::<u32>("info", info as usize, &Layout::new(&[batch, 1], &[1, 1])?)?;
+    Ok(batch)
+}
+
+/// The info words as the core takes them, in `mem`.
+///
+/// # Safety
+/// A non-NULL `info` points to `batch` writable `uint32_t`s of `mem`.
+unsafe fn info_out<'a>(info: *mut u32, batch: usize, mem: Memory) -> Result<Option<InfoOut<'a>>> {
+    if info.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(match mem {
+        Memory::Host if batch == 0 => InfoOut::Host(&mut []),
+        // `Info` is `repr(transparent)` over `u32`.
+        Memory::Host => InfoOut::Host(std::slice::from_raw_parts_mut(info as *mut Info, batch)),
+        Memory::Cuda(d) => InfoOut::Device(DeviceWords::new(info, d, batch)?),
+    }))
+}
+
+/// The input's view in `mem`.
+///
+/// # Safety
+/// Every element `l` reaches from `ptr` is readable memory of `mem` during the call (or
+/// its queued work).
+unsafe fn input<'a, T>(ptr: *const T, l: &Layout, mem: Memory) -> Result<BatchRef<'a, T>> {
+    match mem {
+        Memory::Host => BatchRef::from_raw_parts(ptr, &l.shape(), &strides_of(l)),
+        Memory::Cuda(d) => BatchRef::from_device(ptr, d, &l.shape(), &strides_of(l)),
+    }
+}
+
+/// Places a checked call and passes it to the core: the input `a` (layout `al`), the
+/// outputs in their order, the info words; `outputs` turns the outputs' views into the
+/// operation's `Outputs`.
+///
+/// # Safety
+/// The pointers describe memory as the C API's documentation asks.
+unsafe fn submit<T: Real>(
+    at: At,
+    opts: &Options,
+    operation: Operation,
+    a: (*const T, &Layout),
+    outs: &[&Checked<T>],
+    info: (*mut u32, usize),
+    outputs: impl FnOnce(Vec<BatchMut<'_, T>>) -> Outputs<'_, T>,
+) -> Result<()> {
+    let batch = a.1.batch();
+    let mut bufs = vec![("a", a.0 as usize, a.1.element_count()?)];
+    bufs.extend(outs.iter().map(|o| (o.name, o.ptr as usize, o.count)));
+    bufs.push(("info", info.0 as usize, info.1));
+    let (place, mems) = placement(at, &bufs)?;
+    let views = outs
+        .iter()
+        .zip(&mems[1..])
+        .map(|(o, &m)| o.view(m))
+        .collect::<Result<Vec<_>>>()?;
+    let req = Request {
+        operation,
+        a: input(a.0, a.1, mems[0])?,
+        out: outputs(views),
+        info: info_out(info.0, batch, mems[mems.len() - 1])?,
+        place,
+    };
+    batchlin_core::run(req, opts)
+}
+
+// ---------------------------------------------------------------------------------------
+// The operations: host and device forms alike, every one through `batchlin_core::run`
+// (docs/ARCHITECTURE.md). The arguments are checked in one order for every form:
+// sizes, mode / uplo, backend, the input, the outputs, the info words; only then, for
+// the device forms, is CUDA asked where the pointers lie.
 
 /// # Safety
 /// The pointers and layouts describe memory as the C API's documentation asks.
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn qr<T: Real>(
     a: Result<In<T>>,
     m: i64,
@@ -426,22 +594,34 @@ pub(crate) unsafe fn qr<T: Real>(
     q: Out<T>,
     r: Out<T>,
     info: *mut u32,
-    backend_code: i32,
+    at: At,
 ) -> Result<()> {
     let a = a?;
     let (m, n) = (dim("m", m)?, dim("n", n)?);
     let mode = qr_mode(mode)?;
-    let opts = Options::with_backend(backend(backend_code)?);
-    let a = a.view(m, n)?;
-    let batch = a.layout().batch();
+    let opts = at.options()?;
+    let al = a.layout(m, n)?;
+    let batch = al.batch();
     let (q_cols, r_rows) = mode.output_dims(m, n);
-    let mut r = r.matrices(batch, r_rows, n)?;
-    let mut q = match mode {
+    let r = r.matrices(batch, r_rows, n)?;
+    let q = match mode {
         QrMode::R => None, // q is not touched and may be anything
         _ => Some(q.matrices(batch, m, q_cols)?),
     };
-    let info = info_words(info, batch)?;
-    batchlin_core::qr_into(&a, mode, q.as_mut(), &mut r, info, &opts)
+    let words = check_info(info, batch)?;
+    let outs: Vec<_> = q.iter().chain([&r]).collect();
+    submit(
+        at,
+        &opts,
+        Operation::Qr(mode),
+        (a.ptr, &al),
+        &outs,
+        (info, words),
+        |mut v| {
+            let r = v.pop().expect("r");
+            Outputs::Qr { q: v.pop(), r }
+        },
+    )
 }
 
 /// `v` None for eigenvalues alone.
@@ -455,27 +635,42 @@ pub(crate) unsafe fn eigh<T: Real>(
     w: Out<T>,
     v: Option<Out<T>>,
     info: *mut u32,
-    backend_code: i32,
+    at: At,
 ) -> Result<()> {
     let a = a?;
     let n = dim("n", n)?;
     let uplo = uplo(uplo_code)?;
-    let opts = Options::with_backend(backend(backend_code)?);
-    let a = a.view(n, n)?;
-    let batch = a.layout().batch();
-    let mut w = w.vectors(batch, n)?;
-    let mut v = match v {
+    let opts = at.options()?;
+    let al = a.layout(n, n)?;
+    let batch = al.batch();
+    let w = w.vectors(batch, n)?;
+    let v = match v {
         Some(v) => Some(v.matrices(batch, n, n)?),
         None => None,
     };
-    let info = info_words(info, batch)?;
-    batchlin_core::eigh_into(&a, uplo, &mut w, v.as_mut(), info, &opts)
+    let words = check_info(info, batch)?;
+    let outs: Vec<_> = [&w].into_iter().chain(v.iter()).collect();
+    let vectors = v.is_some();
+    submit(
+        at,
+        &opts,
+        Operation::Eigh { uplo, vectors },
+        (a.ptr, &al),
+        &outs,
+        (info, words),
+        |mut views| {
+            let v = if vectors { views.pop() } else { None };
+            let w = views.pop().expect("w");
+            Outputs::Eigh { w, v }
+        },
+    )
 }
 
 /// `uv` None for singular values alone.
 ///
 /// # Safety
 /// As `qr`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn svd<T: Real>(
     a: Result<In<T>>,
     m: i64,
@@ -484,102 +679,85 @@ pub(crate) unsafe fn svd<T: Real>(
     uv: Option<(Out<T>, Out<T>)>,
     s: Out<T>,
     info: *mut u32,
-    backend_code: i32,
+    at: At,
 ) -> Result<()> {
     let a = a?;
     let (m, n) = (dim("m", m)?, dim("n", n)?);
-    let opts = Options::with_backend(backend(backend_code)?);
-    let a = a.view(m, n)?;
-    let batch = a.layout().batch();
+    let opts = at.options()?;
+    let al = a.layout(m, n)?;
+    let batch = al.batch();
     let k = m.min(n);
     let (u_cols, vh_rows) = if full_matrices { (m, n) } else { (k, k) };
-    let mut s = s.vectors(batch, k)?;
-    let (mut u, mut vh) = match uv {
-        Some((u, vh)) => (
-            Some(u.matrices(batch, m, u_cols)?),
-            Some(vh.matrices(batch, vh_rows, n)?),
-        ),
-        None => (None, None),
+    let s = s.vectors(batch, k)?;
+    let uv = match uv {
+        Some((u, vh)) => Some((
+            u.matrices(batch, m, u_cols)?,
+            vh.matrices(batch, vh_rows, n)?,
+        )),
+        None => None,
     };
-    let info = info_words(info, batch)?;
-    batchlin_core::svd_into(
-        &a,
-        full_matrices,
-        u.as_mut(),
-        &mut s,
-        vh.as_mut(),
-        info,
+    let words = check_info(info, batch)?;
+    let outs: Vec<_> = match &uv {
+        Some((u, vh)) => vec![u, &s, vh],
+        None => vec![&s],
+    };
+    let vectors = uv.is_some();
+    submit(
+        at,
         &opts,
+        Operation::Svd {
+            full_matrices,
+            vectors,
+        },
+        (a.ptr, &al),
+        &outs,
+        (info, words),
+        |mut views| {
+            if vectors {
+                let vh = views.pop();
+                let s = views.pop().expect("s");
+                Outputs::Svd {
+                    u: views.pop(),
+                    s,
+                    vh,
+                }
+            } else {
+                Outputs::Svd {
+                    u: None,
+                    s: views.pop().expect("s"),
+                    vh: None,
+                }
+            }
+        },
     )
 }
 
-// ---------------------------------------------------------------------------------------
-// The CUDA device forms and registered host buffers
-
-/// QR of device memory, queued on `stream`: every argument is checked (addresses only:
-/// device memory is never read from the host) before CUDA is asked for, so that argument
-/// errors read the same on machines with and without a GPU.
-///
-/// # Safety
-/// The pointers are device memory of device 0 as the C API's documentation asks, and
-/// `stream` is NULL or a stream of device 0's primary context.
-pub(crate) unsafe fn qr_cuda<T: Real>(
-    a: Result<In<T>>,
-    m: i64,
-    n: i64,
-    mode: i32,
-    q: Out<T>,
-    r: Out<T>,
-    info: *mut u32,
-    stream: *mut c_void,
-) -> Result<()> {
-    use batchlin_core::cuda::{qr_device, CudaBackend, DevMat, QrKernel, Stream};
-    let a = a?;
-    let (m, n) = (dim("m", m)?, dim("n", n)?);
-    let mode = qr_mode(mode)?;
-    let al = a.layout(m, n)?;
-    let batch = al.batch();
-    let (q_cols, r_rows) = mode.output_dims(m, n);
-    let rl = r.matrix_layout(batch, r_rows, n)?;
-    let ql = match mode {
-        QrMode::R => None, // q is not touched and may be anything
-        _ => Some(q.matrix_layout(batch, m, q_cols)?),
+/// The plan for a call of `op` on data of `dtype` and shape [batch, m, n], on the host
+/// (`device` -1) or on CUDA device `device`, as text.
+pub(crate) fn plan(o: i32, d: i32, batch: i64, m: i64, n: i64, device: i32) -> Result<String> {
+    let (o, d) = (op(o)?, dtype(d)?);
+    let (batch, m, n) = (dim("batch", batch)?, dim("m", m)?, dim("n", n)?);
+    let place = match device {
+        -1 => Place::Host,
+        d if d >= 0 => Place::Cuda {
+            ordinal: d as usize,
+            stream: Stream::DEFAULT,
+        },
+        d => {
+            return Err(Error::Argument(format!(
+                "unknown device {d}: expected -1 (host data) or a CUDA device ordinal (0, 1, ...)"
+            )))
+        }
     };
-    if !info.is_null() {
-        check_buffer::<u32>("info", info as usize, &Layout::new(&[batch, 1], &[1, 1])?)?;
-    }
-    let be = CudaBackend::get()?;
-    let dev = |ptr: u64, l: &Layout| DevMat {
-        ptr,
-        batch_stride: l.batch_strides[0] as i64,
-        row_stride: l.row_stride as i64,
-        col_stride: l.col_stride as i64,
-    };
-    let am = dev(a.ptr as u64, &al);
-    let qm = ql.as_ref().map(|l| dev(q.ptr as u64, l));
-    let rm = dev(r.ptr as u64, &rl);
-    qr_device::<T>(
-        be,
-        stream as Stream,
-        QrKernel::Auto,
-        batch,
-        m,
-        n,
-        am,
-        qm,
-        q_cols,
-        rm,
-        r_rows,
-        info as u64,
-    )
+    Ok(batchlin_core::plan_for(o, d, batch, m, n, &place)?.to_string())
 }
 
 /// # Safety
 /// As `batchlin_host_register`.
 pub(crate) unsafe fn host_register(ptr: *mut c_void, bytes: usize) -> Result<()> {
-    batchlin_core::cuda::registry::register(ptr, bytes)
+    batchlin_core::cuda::host_buffers::register(ptr, bytes)
 }
 
 pub(crate) fn host_unregister(ptr: *mut c_void) -> Result<()> {
-    batchlin_core::cuda::registry::unregister(ptr)
+    batchlin_core::cuda::host_buffers::unregister(ptr)
 }

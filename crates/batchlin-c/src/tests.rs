@@ -144,7 +144,7 @@ fn bad_arguments_are_statuses() {
 // a GPU machine those are left to tests/c/test_cuda.c, which has real device memory).
 
 fn no_cuda() -> bool {
-    match batchlin_core::cuda::CudaBackend::get() {
+    match batchlin_core::cuda::device(0) {
         Ok(_) => {
             println!("CUDA present: the UNAVAILABLE checks are skipped");
             false
@@ -408,5 +408,191 @@ fn host_register_checks() {
             BATCHLIN_ERROR_ARGUMENT,
             "not the start",
         );
+    }
+}
+
+/// src/entry_points.rs must be what gen_entry_points.py writes from its table.
+#[test]
+fn entry_points_are_generated() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(dir.join("gen_entry_points.py"))
+        .arg("--stdout")
+        .output()
+        .expect("running python3 crates/batchlin-c/gen_entry_points.py (python3 is needed)");
+    assert!(
+        out.status.success(),
+        "gen_entry_points.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fresh = String::from_utf8(out.stdout).unwrap();
+    let checked_in = std::fs::read_to_string(dir.join("src/entry_points.rs")).unwrap_or_default();
+    assert!(
+        checked_in == fresh,
+        "src/entry_points.rs is not what gen_entry_points.py writes: regenerate it with \
+         `python3 crates/batchlin-c/gen_entry_points.py` (then \
+         `BATCHLIN_BLESS_HEADER=1 cargo test -p batchlin-c header`) and commit both"
+    );
+}
+
+/// The device forms of eigh and the SVD: argument errors first, as QR's; calls that pass
+/// the checks go to the core, which answers UNAVAILABLE here (no CUDA) or, on a GPU
+/// machine, for as long as the CUDA backend has no kernel for them.
+#[test]
+fn cuda_eigh_and_svd_forms() {
+    use batchlin_status::*;
+    let (a, w, v, s, info) = (
+        fake::<f32>(0x10000),
+        fake::<f32>(0x20000),
+        fake::<f32>(0x30000),
+        fake::<f32>(0x40000),
+        fake::<u32>(0x50000),
+    );
+    // Argument errors, the same everywhere.
+    let st = unsafe { batchlin_seigh_cuda(nul(), 2, 3, BATCHLIN_LOWER, w, v, info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "a is NULL");
+    let st = unsafe { batchlin_seigh_cuda(a, 2, 3, 0, w, v, info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "uplo");
+    let st = unsafe {
+        batchlin_deigh_cuda(a.cast(), 2, 3, BATCHLIN_UPPER, w.cast(), nul(), info, nul())
+    };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "v is NULL");
+    let st = unsafe { batchlin_seigvalsh_cuda(a, 2, -3, BATCHLIN_UPPER, w, info, nul()) };
+    expect(st, BATCHLIN_ERROR_SHAPE, "n must be >= 0");
+    let st = unsafe { batchlin_ssvd_cuda(a, 2, 3, 2, 0, v, nul(), v, info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "s is NULL");
+    let st = unsafe { batchlin_dsvdvals_cuda(a.cast(), 2, 3, 2, fake(0x40004), info, nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "s (0x40004) is not aligned");
+    let st = unsafe { batchlin_ssvdvals_cuda(a, 2, 3, 2, s, fake(0x50002), nul()) };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "info");
+    let la = batchlin_layout_row_major(2, 3, 3);
+    let lw_bad = batchlin_layout_row_major(3, 1, 3);
+    let st = unsafe {
+        batchlin_seigvalsh_cuda_strided(a, &la, 3, BATCHLIN_LOWER, w, &lw_bad, info, nul())
+    };
+    expect(st, BATCHLIN_ERROR_OUTPUT, "w_layout.batch is 3");
+    let st = unsafe {
+        batchlin_ssvd_cuda_strided(
+            a,
+            std::ptr::null(),
+            3,
+            3,
+            1,
+            v,
+            std::ptr::null(),
+            s,
+            std::ptr::null(),
+            v,
+            std::ptr::null(),
+            info,
+            nul(),
+        )
+    };
+    expect(st, BATCHLIN_ERROR_ARGUMENT, "a_layout is NULL");
+
+    if !no_cuda() {
+        return;
+    }
+    // Valid arguments: the core's answer, with its reason.
+    let unavailable = |st| expect(st, BATCHLIN_ERROR_UNAVAILABLE, "CUDA");
+    let none = std::ptr::null();
+    unsafe {
+        unavailable(batchlin_seigh_cuda(
+            a,
+            2,
+            3,
+            BATCHLIN_LOWER,
+            w,
+            v,
+            info,
+            nul(),
+        ));
+        unavailable(batchlin_deigh_cuda(
+            a.cast(),
+            2,
+            3,
+            BATCHLIN_LOWER,
+            w.cast(),
+            v.cast(),
+            nul(),
+            nul(),
+        ));
+        unavailable(batchlin_seigvalsh_cuda(
+            a,
+            2,
+            3,
+            BATCHLIN_UPPER,
+            w,
+            info,
+            nul(),
+        ));
+        unavailable(batchlin_deigvalsh_cuda_strided(
+            a.cast(),
+            &la,
+            3,
+            BATCHLIN_UPPER,
+            w.cast(),
+            none,
+            nul(),
+            fake(0x1234),
+        ));
+        unavailable(batchlin_ssvd_cuda(a, 2, 3, 3, 0, v, s, w, info, nul()));
+        unavailable(batchlin_dsvd_cuda_strided(
+            a.cast(),
+            &la,
+            3,
+            3,
+            1,
+            v.cast(),
+            none,
+            s.cast(),
+            none,
+            w.cast(),
+            none,
+            nul(),
+            nul(),
+        ));
+        unavailable(batchlin_ssvdvals_cuda(a, 2, 3, 3, s, info, nul()));
+        // A zero batch too: the device forms need CUDA whatever the sizes, as QR's.
+        unavailable(batchlin_dsvdvals_cuda(nul(), 0, 3, 3, nul(), nul(), nul()));
+    }
+}
+
+#[test]
+fn plan_describes_the_routing() {
+    let plan = |op, dtype, batch, m, n, device| {
+        let p = batchlin_plan(op, dtype, batch, m, n, device);
+        (!p.is_null()).then(|| text(p))
+    };
+    let forced = std::env::var_os("BATCHLIN_BACKEND").is_some();
+    for op in [BATCHLIN_OP_QR, BATCHLIN_OP_EIGH, BATCHLIN_OP_SVD] {
+        for dtype in [BATCHLIN_FLOAT32, BATCHLIN_FLOAT64] {
+            let small = plan(op, dtype, 64, 8, 8, BATCHLIN_DEVICE_HOST).expect("a plan");
+            let large = plan(op, dtype, 4, 300, 300, BATCHLIN_DEVICE_HOST).expect("a plan");
+            assert_eq!(text(batchlin_last_error()), "");
+            if !forced {
+                assert_eq!(small, "cpu-small small [rules]");
+                assert_eq!(large, "cpu-faer faer [rules]");
+            }
+        }
+    }
+    // Zero sizes have a plan too.
+    assert!(plan(BATCHLIN_OP_SVD, BATCHLIN_FLOAT64, 0, 0, 0, -1).is_some());
+    // Errors: NULL with the message.
+    assert_eq!(plan(9, BATCHLIN_FLOAT32, 1, 2, 2, -1), None);
+    assert!(text(batchlin_last_error()).contains("operation"));
+    assert_eq!(plan(BATCHLIN_OP_QR, 7, 1, 2, 2, -1), None);
+    assert!(text(batchlin_last_error()).contains("element type"));
+    assert_eq!(plan(BATCHLIN_OP_QR, BATCHLIN_FLOAT32, 1, -2, 2, -1), None);
+    assert!(text(batchlin_last_error()).contains("m must be >= 0"));
+    assert_eq!(plan(BATCHLIN_OP_QR, BATCHLIN_FLOAT32, 1, 2, 2, -2), None);
+    assert!(text(batchlin_last_error()).contains("unknown device -2"));
+    // A device that is not there (no CUDA here, or not that many devices).
+    assert_eq!(plan(BATCHLIN_OP_QR, BATCHLIN_FLOAT32, 1, 2, 2, 4096), None);
+    let msg = text(batchlin_last_error());
+    assert!(msg.contains("unavailable") && msg.contains("CUDA"), "{msg}");
+    if no_cuda() {
+        assert_eq!(plan(BATCHLIN_OP_QR, BATCHLIN_FLOAT32, 1, 2, 2, 0), None);
+        assert!(text(batchlin_last_error()).contains("CUDA"));
     }
 }

@@ -889,6 +889,78 @@ static void test_errors(int dbl) {
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* The device forms (the `_cuda` functions) on a machine without CUDA: argument errors
+ * first, exactly as on a GPU machine, then BATCHLIN_ERROR_UNAVAILABLE with the reason.
+ * The addresses are made up: no call gets far enough to use them. Where there is a GPU
+ * the UNAVAILABLE checks are tests/c/test_cuda.c's, with real device memory. */
+
+#define FAKE(type, addr) ((type *)(uintptr_t)(addr))
+
+static void test_device_forms(void) {
+    float *a = FAKE(float, 0x10000), *w = FAKE(float, 0x20000), *v = FAKE(float, 0x30000),
+          *s = FAKE(float, 0x40000);
+    double *ad = FAKE(double, 0x10000), *wd = FAKE(double, 0x20000), *vd = FAKE(double, 0x30000),
+           *sd = FAKE(double, 0x40000);
+    uint32_t *info = FAKE(uint32_t, 0x50000);
+    batchlin_layout la = batchlin_layout_row_major(2, 3, 3);
+
+    /* Argument errors, whatever the machine. */
+    CHECK_STATUS(batchlin_seigh_cuda(NULL, 2, 3, BATCHLIN_LOWER, w, v, info, NULL),
+                 BATCHLIN_ERROR_ARGUMENT);
+    expect_message("a is NULL");
+    CHECK_STATUS(batchlin_deigh_cuda(ad, 2, 3, 'X', wd, vd, info, NULL), BATCHLIN_ERROR_ARGUMENT);
+    expect_message("uplo");
+    CHECK_STATUS(batchlin_seigvalsh_cuda(a, 2, -1, BATCHLIN_UPPER, w, info, NULL),
+                 BATCHLIN_ERROR_SHAPE);
+    CHECK_STATUS(batchlin_ssvd_cuda(a, 2, 3, 3, 0, v, NULL, v, info, NULL),
+                 BATCHLIN_ERROR_ARGUMENT);
+    expect_message("s is NULL");
+    CHECK_STATUS(batchlin_dsvdvals_cuda(ad, 2, 3, 3, FAKE(double, 0x40004), info, NULL),
+                 BATCHLIN_ERROR_ARGUMENT);
+    expect_message("aligned");
+    CHECK_STATUS(batchlin_ssvdvals_cuda_strided(a, NULL, 3, 3, s, NULL, info, NULL),
+                 BATCHLIN_ERROR_ARGUMENT);
+    expect_message("a_layout is NULL");
+    batchlin_layout wrong = batchlin_layout_row_major(5, 1, 3);
+    CHECK_STATUS(batchlin_deigvalsh_cuda_strided(ad, &la, 3, BATCHLIN_LOWER, wd, &wrong, NULL, NULL),
+                 BATCHLIN_ERROR_OUTPUT);
+    expect_message("w_layout.batch");
+    CHECK_STATUS(batchlin_sqr_cuda(a, 2, 3, 3, 7, v, w, info, NULL), BATCHLIN_ERROR_ARGUMENT);
+    expect_message("QR mode");
+
+    if (batchlin_plan(BATCHLIN_OP_QR, BATCHLIN_FLOAT32, 1, 2, 2, 0) != NULL) {
+        printf("-- a CUDA device is present: the device forms' UNAVAILABLE checks are left to "
+               "test_cuda\n");
+        return;
+    }
+    /* Valid arguments: no CUDA here, said with the reason; zero sizes too. */
+    CHECK_STATUS(batchlin_seigh_cuda(a, 2, 3, BATCHLIN_LOWER, w, v, info, NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    expect_message("CUDA");
+    CHECK_STATUS(batchlin_deigh_cuda_strided(ad, &la, 3, BATCHLIN_UPPER, wd, NULL, vd, NULL, NULL,
+                                             NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    expect_message("CUDA");
+    CHECK_STATUS(batchlin_seigvalsh_cuda(a, 2, 3, BATCHLIN_LOWER, w, NULL, NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    CHECK_STATUS(batchlin_deigvalsh_cuda(ad, 2, 3, BATCHLIN_LOWER, wd, info, NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    CHECK_STATUS(batchlin_ssvd_cuda(a, 2, 3, 3, 1, v, s, w, info, NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    expect_message("CUDA");
+    CHECK_STATUS(batchlin_dsvd_cuda_strided(ad, &la, 3, 3, 0, vd, NULL, sd, NULL, wd, NULL, info,
+                                            NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    CHECK_STATUS(batchlin_ssvdvals_cuda_strided(a, &la, 3, 3, s, NULL, NULL, NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    CHECK_STATUS(batchlin_dsvdvals_cuda(NULL, 0, 3, 3, NULL, NULL, NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    CHECK_STATUS(batchlin_dqr_cuda(ad, 2, 3, 3, BATCHLIN_QR_R, NULL, vd, NULL, NULL),
+                 BATCHLIN_ERROR_UNAVAILABLE);
+    expect_message("CUDA");
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* Library queries. */
 
 static void *thread_error(void *arg) {
@@ -931,6 +1003,31 @@ static void test_queries(void) {
     CHECK(batchlin_backend_for(BATCHLIN_OP_SVD, BATCHLIN_FLOAT64, 0, 0, 0) != NULL,
           "backend_for of an empty shape: %s", batchlin_last_error());
 
+    /* The plan: named backend and kernel, and why. */
+    int forced = getenv("BATCHLIN_BACKEND") != NULL;
+    for (int i = 0; i < 3; i++)
+        for (int d = 0; d < 2; d++) {
+            batchlin_dtype dt = d ? BATCHLIN_FLOAT64 : BATCHLIN_FLOAT32;
+            const char *p = batchlin_plan(ops[i], dt, 64, 8, 8, BATCHLIN_DEVICE_HOST);
+            CHECK(p && (forced || !strcmp(p, "cpu-small small [rules]")),
+                  "plan(op %d, dtype %d, 8x8) = %s (%s)", ops[i], d, p ? p : "NULL",
+                  batchlin_last_error());
+            p = batchlin_plan(ops[i], dt, 4, 300, 300, BATCHLIN_DEVICE_HOST);
+            CHECK(p && (forced || !strcmp(p, "cpu-faer faer [rules]")),
+                  "plan(op %d, dtype %d, 300x300) = %s (%s)", ops[i], d, p ? p : "NULL",
+                  batchlin_last_error());
+        }
+    CHECK(batchlin_plan(BATCHLIN_OP_QR, BATCHLIN_FLOAT32, 0, 0, 0, BATCHLIN_DEVICE_HOST) != NULL,
+          "plan of an empty shape: %s", batchlin_last_error());
+    CHECK(batchlin_plan(7, BATCHLIN_FLOAT32, 1, 2, 2, BATCHLIN_DEVICE_HOST) == NULL, "plan of op 7");
+    expect_message("operation");
+    CHECK(batchlin_plan(BATCHLIN_OP_QR, BATCHLIN_FLOAT32, 1, 2, 2, -5) == NULL,
+          "plan on device -5");
+    expect_message("device -5");
+    CHECK(batchlin_plan(BATCHLIN_OP_EIGH, BATCHLIN_FLOAT64, 1, 2, 2, 4096) == NULL,
+          "plan on device 4096");
+    expect_message("CUDA");
+
     const char *src = batchlin_policy_source();
     CHECK(src && strlen(src) > 0, "policy_source is empty");
 
@@ -956,6 +1053,7 @@ static void test_queries(void) {
 
 int main(void) {
     test_queries();
+    test_device_forms();
     for (int dbl = 0; dbl < 2; dbl++) {
         /* Shapes: tall, wide, square, one-by-one, and one big enough for faer. */
         test_qr_shape(dbl, 7, 5, 3);

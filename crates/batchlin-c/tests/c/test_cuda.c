@@ -3,6 +3,9 @@
  * memory and streams made with the CUDA driver API, and host calls with
  * BATCHLIN_BACKEND_CUDA on registered and unregistered buffers, each checked for
  * reconstruction, orthogonality, the triangle and sign of R, and against the CPU's result.
+ * The device forms of eigh and the SVD, on device memory, give the status and reason the
+ * core gives (BATCHLIN_ERROR_UNAVAILABLE while the CUDA backend has no kernel for them),
+ * never a fault; a pointer that is not device memory is an argument error.
  *
  * Needs cuda.h and libcuda; scripts/test-c builds and runs it where they are, and it
  * prints "skipped: ..." and passes where there is no CUDA device. By hand:
@@ -132,8 +135,8 @@ static void extract(buf x, const batchlin_layout *l, int64_t k, int64_t rows, in
 
 static const char *tname(int dbl) { return dbl ? "double" : "float"; }
 
-/* The accuracy asked of a QR with Q m x kq: DESIGN.md's floor (1e-4 relative in float,
- * scaled by eps in double), with room for the sizes' growth of rounding errors. */
+/* The accuracy asked of a QR with Q m x kq: the accuracy floor of docs/ARCHITECTURE.md
+ * (1e-4 relative in float, scaled by eps in double), with room for the sizes' growth of rounding errors. */
 static double tol_for(int dbl, int64_t m, int64_t kq) {
     double grow = sqrt((double)(m * (kq > 0 ? kq : 1))) / 32.0;
     if (grow < 1) grow = 1;
@@ -565,6 +568,154 @@ static void test_device_errors(int dbl) {
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* The plan, the eigh and SVD device forms, and pointers that are not device memory. */
+
+/* Whether the CUDA backend plans `op` on device 0; if not, the message must say why. */
+static int cuda_runs(batchlin_op op) {
+    const char *p = batchlin_plan(op, BATCHLIN_FLOAT32, 4, 8, 8, 0);
+    if (p) {
+        CHECK(strncmp(p, "cuda:0 ", 7) == 0, "plan of op %d on device 0: %s", op, p);
+        return 1;
+    }
+    CHECK(strlen(batchlin_last_error()) > 0, "plan of op %d on device 0: NULL, no message", op);
+    return 0;
+}
+
+static void test_device_plan(void) {
+    CHECK(cuda_runs(BATCHLIN_OP_QR), "QR is not planned on device 0: %s", batchlin_last_error());
+    int count = 0;
+    CU(cuDeviceGetCount(&count));
+    CHECK(batchlin_plan(BATCHLIN_OP_QR, BATCHLIN_FLOAT32, 4, 8, 8, count) == NULL,
+          "a plan on device %d of %d", count, count);
+    CHECK(strstr(batchlin_last_error(), "no CUDA device") != NULL, "missing device: %s",
+          batchlin_last_error());
+}
+
+/* QR on device 0 through the contiguous device form: R's triangle checked on the host. */
+static void test_device_qr_runs(int dbl) {
+    const int64_t batch = 3, m = 4, n = 3;
+    buf a = balloc(dbl, (size_t)(batch * m * n)), r = balloc(dbl, (size_t)(batch * n * n));
+    fill_random(a);
+    CUdeviceptr da = dalloc(bbytes(a)), dr = dalloc(bbytes(r)), di = dalloc(batch * 4);
+    CU(cuMemcpyHtoDAsync(da, a.p, bbytes(a), stream));
+    poison(dr, bbytes(r));
+    poison(di, batch * 4);
+    CHECK_STATUS(qr_cuda(dbl, da, batch, m, n, BATCHLIN_QR_R, 0, dr, di, stream), BATCHLIN_OK);
+    uint32_t info[3];
+    CU(cuMemcpyDtoHAsync(r.p, dr, bbytes(r), stream));
+    CU(cuMemcpyDtoHAsync(info, di, sizeof info, stream));
+    CU(cuStreamSynchronize(stream));
+    for (int64_t b = 0; b < batch; b++) {
+        CHECK(info[b] == 0, "%s QR on device 0: info[%d] = %u", tname(dbl), (int)b, info[b]);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double x = get(r, (size_t)(b * n * n + i * n + j));
+                CHECK(i <= j ? (isfinite(x) && (i != j || x >= 0)) : x == 0,
+                      "%s QR on device 0: R[%d][%d][%d] = %g", tname(dbl), (int)b, (int)i,
+                      (int)j, x);
+            }
+    }
+    CU(cuMemFree(da));
+    CU(cuMemFree(dr));
+    CU(cuMemFree(di));
+    bfree(a);
+    bfree(r);
+}
+
+/* The eigh and SVD device forms on real device memory: OK where the backend has the
+ * kernel (then the results are left to the tests that will come with it), else
+ * UNAVAILABLE with the plan's reason, and nothing queued that faults. */
+static void test_device_eigh_svd(int dbl) {
+    const int64_t batch = 2, n = 3;
+    CUdeviceptr d = dalloc(4096), di = dalloc(64);
+    poison(d, 4096);
+    CU(cuStreamSynchronize(stream));
+    batchlin_status want_eigh =
+        cuda_runs(BATCHLIN_OP_EIGH) ? BATCHLIN_OK : BATCHLIN_ERROR_UNAVAILABLE;
+    batchlin_status want_svd = cuda_runs(BATCHLIN_OP_SVD) ? BATCHLIN_OK : BATCHLIN_ERROR_UNAVAILABLE;
+    batchlin_layout la = batchlin_layout_col_major(batch, n, n);
+    uint32_t *info = (uint32_t *)dptr(di);
+    void *s_ = (void *)stream;
+    if (dbl) {
+        double *a = (double *)dptr(d), *w = a + 32, *v = a + 64, *u = a + 96, *vh = a + 128;
+        CHECK_STATUS(batchlin_deigh_cuda(a, batch, n, BATCHLIN_LOWER, w, v, info, s_), want_eigh);
+        CHECK_STATUS(batchlin_deigvalsh_cuda(a, batch, n, BATCHLIN_UPPER, w, NULL, s_), want_eigh);
+        CHECK_STATUS(batchlin_deigh_cuda_strided(a, &la, n, BATCHLIN_LOWER, w, NULL, v, NULL, info,
+                                                 s_),
+                     want_eigh);
+        CHECK_STATUS(batchlin_deigvalsh_cuda_strided(a, &la, n, BATCHLIN_LOWER, w, NULL, info, s_),
+                     want_eigh);
+        CHECK_STATUS(batchlin_dsvd_cuda(a, batch, n, n, 0, u, w, vh, info, s_), want_svd);
+        CHECK_STATUS(batchlin_dsvdvals_cuda(a, batch, n, n, w, info, s_), want_svd);
+        CHECK_STATUS(batchlin_dsvd_cuda_strided(a, &la, n, n, 1, u, NULL, w, NULL, vh, NULL, NULL,
+                                                s_),
+                     want_svd);
+        CHECK_STATUS(batchlin_dsvdvals_cuda_strided(a, &la, n, n, w, NULL, NULL, s_), want_svd);
+    } else {
+        float *a = (float *)dptr(d), *w = a + 32, *v = a + 64, *u = a + 96, *vh = a + 128;
+        CHECK_STATUS(batchlin_seigh_cuda(a, batch, n, BATCHLIN_LOWER, w, v, info, s_), want_eigh);
+        CHECK_STATUS(batchlin_seigvalsh_cuda(a, batch, n, BATCHLIN_UPPER, w, NULL, s_), want_eigh);
+        CHECK_STATUS(batchlin_seigh_cuda_strided(a, &la, n, BATCHLIN_LOWER, w, NULL, v, NULL, info,
+                                                 s_),
+                     want_eigh);
+        CHECK_STATUS(batchlin_seigvalsh_cuda_strided(a, &la, n, BATCHLIN_LOWER, w, NULL, info, s_),
+                     want_eigh);
+        CHECK_STATUS(batchlin_ssvd_cuda(a, batch, n, n, 0, u, w, vh, info, s_), want_svd);
+        CHECK_STATUS(batchlin_ssvdvals_cuda(a, batch, n, n, w, info, s_), want_svd);
+        CHECK_STATUS(batchlin_ssvd_cuda_strided(a, &la, n, n, 1, u, NULL, w, NULL, vh, NULL, NULL,
+                                                s_),
+                     want_svd);
+        CHECK_STATUS(batchlin_ssvdvals_cuda_strided(a, &la, n, n, w, NULL, NULL, s_), want_svd);
+    }
+    if (want_eigh != BATCHLIN_OK) {
+        CHECK_STATUS(dbl ? batchlin_deigh_cuda((double *)dptr(d), batch, n, BATCHLIN_LOWER,
+                                               (double *)dptr(d) + 32, (double *)dptr(d) + 64,
+                                               info, s_)
+                         : batchlin_seigh_cuda((float *)dptr(d), batch, n, BATCHLIN_LOWER,
+                                               (float *)dptr(d) + 32, (float *)dptr(d) + 64, info,
+                                               s_),
+                     BATCHLIN_ERROR_UNAVAILABLE);
+        CHECK(strstr(batchlin_last_error(), "eigh") != NULL, "the reason names eigh: %s",
+              batchlin_last_error());
+    }
+    /* Argument errors come first, as everywhere. */
+    CHECK_STATUS(dbl ? batchlin_dsvdvals_cuda(NULL, batch, n, n, (double *)dptr(d), info, s_)
+                     : batchlin_ssvdvals_cuda(NULL, batch, n, n, (float *)dptr(d), info, s_),
+                 BATCHLIN_ERROR_ARGUMENT);
+    CU(cuStreamSynchronize(stream));
+    CU(cuMemFree(d));
+    CU(cuMemFree(di));
+}
+
+/* Host memory given to a device form: a clear argument error naming the buffer, not a
+ * fault; for the input and for an output. */
+static void test_device_not_device_memory(int dbl) {
+    buf h = balloc(dbl, 64);
+    CUdeviceptr d = dalloc(4096);
+    CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h.p;
+    CHECK_STATUS(qr_cuda(dbl, hp, 2, 3, 3, BATCHLIN_QR_R, 0, d, 0, stream),
+                 BATCHLIN_ERROR_ARGUMENT);
+    CHECK(strstr(batchlin_last_error(), "not CUDA device memory") != NULL &&
+              strstr(batchlin_last_error(), "error: a: ") != NULL,
+          "host input to a device form: %s", batchlin_last_error());
+    CHECK_STATUS(qr_cuda(dbl, d, 2, 3, 3, BATCHLIN_QR_R, 0, hp, 0, stream),
+                 BATCHLIN_ERROR_ARGUMENT);
+    CHECK(strstr(batchlin_last_error(), "not CUDA device memory") != NULL &&
+              strstr(batchlin_last_error(), "error: r: ") != NULL,
+          "host output to a device form: %s", batchlin_last_error());
+    CHECK_STATUS(dbl ? batchlin_deigvalsh_cuda((double *)h.p, 2, 3, BATCHLIN_LOWER,
+                                               (double *)dptr(d), NULL, (void *)stream)
+                     : batchlin_seigvalsh_cuda((float *)h.p, 2, 3, BATCHLIN_LOWER,
+                                               (float *)dptr(d), NULL, (void *)stream),
+                 BATCHLIN_ERROR_ARGUMENT);
+    CHECK(strstr(batchlin_last_error(), "not CUDA device memory") != NULL,
+          "host input to eigvalsh's device form: %s", batchlin_last_error());
+    CU(cuStreamSynchronize(stream));
+    CU(cuMemFree(d));
+    bfree(h);
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* Host data with BATCHLIN_BACKEND_CUDA: registered buffers (copied in place), the same
  * buffers unregistered (staged), strided layouts, and the register / unregister rules. */
 
@@ -690,8 +841,12 @@ int main(void) {
     CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     printf("batchlin %s on %s\n", batchlin_version(), name);
 
+    test_device_plan();
     for (int dbl = 0; dbl < 2; dbl++) {
         test_device_errors(dbl);
+        test_device_qr_runs(dbl);
+        test_device_eigh_svd(dbl);
+        test_device_not_device_memory(dbl);
         test_device_shape(dbl, 64, 16, 16, BATCHLIN_QR_REDUCED);
         test_device_shape(dbl, 33, 40, 24, BATCHLIN_QR_REDUCED);
         test_device_shape(dbl, 6, 24, 40, BATCHLIN_QR_REDUCED);
