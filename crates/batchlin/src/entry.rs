@@ -53,6 +53,102 @@ impl<'a, T> Outputs<'a, T> {
     }
 }
 
+/// One output of an operation, in the order every binding returns them (Q, R; W, V;
+/// U, S, Vh). `shape` None: this variant does not
+/// compute it (Q of mode "r", eigenvectors of eigvalsh, U and Vh of svdvals).
+#[derive(Clone, Debug)]
+pub struct Slot {
+    pub name: &'static str,
+    pub shape: Option<Vec<usize>>,
+    /// A batch of vectors `[..., K]` (eigenvalues, singular values).
+    pub vectors: bool,
+}
+
+pub(crate) fn shape_of(batch: &[usize], tail: &[usize]) -> Vec<usize> {
+    let mut s = batch.to_vec();
+    s.extend_from_slice(tail);
+    s
+}
+
+/// The output slots of `op` on `[batch..., m, n]` input (checks what the shape must be).
+pub fn slots(op: Operation, batch: &[usize], m: usize, n: usize) -> Result<Vec<Slot>> {
+    let k = m.min(n);
+    let slot = |name, present: bool, tail: &[usize], vectors| Slot {
+        name,
+        shape: present.then(|| shape_of(batch, tail)),
+        vectors,
+    };
+    Ok(match op {
+        Operation::Qr(mode) => {
+            let (q_cols, r_rows) = mode.output_dims(m, n);
+            vec![
+                slot("Q", mode != QrMode::R, &[m, q_cols], false),
+                slot("R", true, &[r_rows, n], false),
+            ]
+        }
+        Operation::Eigh { vectors, .. } => {
+            if m != n {
+                return Err(Error::Shape(format!(
+                    "eigh needs square matrices [..., N, N], got [..., {m}, {n}]"
+                )));
+            }
+            vec![
+                slot("eigenvalues", true, &[n], true),
+                slot("eigenvectors", vectors, &[n, n], false),
+            ]
+        }
+        Operation::Svd {
+            full_matrices,
+            vectors,
+        } => {
+            let (u_cols, vh_rows) = if full_matrices { (m, n) } else { (k, k) };
+            vec![
+                slot("U", vectors, &[m, u_cols], false),
+                slot("S", true, &[k], true),
+                slot("Vh", vectors, &[vh_rows, n], false),
+            ]
+        }
+    })
+}
+
+/// The core's outputs from one view per present slot, in slot order.
+pub fn assemble<'a, T>(op: Operation, views: Vec<BatchMut<'a, T>>) -> Result<Outputs<'a, T>> {
+    let mut it = views.into_iter();
+    let mut next = || {
+        it.next()
+            .ok_or_else(|| Error::Argument("too few output buffers for the operation".into()))
+    };
+    Ok(match op {
+        Operation::Qr(mode) => {
+            let q = if mode == QrMode::R {
+                None
+            } else {
+                Some(next()?)
+            };
+            Outputs::Qr { q, r: next()? }
+        }
+        Operation::Eigh { vectors, .. } => {
+            let w = next()?;
+            let v = if vectors { Some(next()?) } else { None };
+            Outputs::Eigh { w, v }
+        }
+        Operation::Svd { vectors: false, .. } => Outputs::Svd {
+            u: None,
+            s: next()?,
+            vh: None,
+        },
+        Operation::Svd { .. } => {
+            let u = next()?;
+            let s = next()?;
+            Outputs::Svd {
+                u: Some(u),
+                s,
+                vh: Some(next()?),
+            }
+        }
+    })
+}
+
 /// `len` info words (u32, [`Info`] bits) in the memory of CUDA device `ordinal`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct DeviceWords {

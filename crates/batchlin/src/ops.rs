@@ -3,7 +3,7 @@
 //! and XLA front doors do. The `*_into` forms write into outputs the caller provides
 //! (views of any strides); the others allocate row-major outputs and return them.
 
-use crate::entry::{self, expect_square, InfoOut, Outputs, Request};
+use crate::entry::{self, expect_square, shape_of, InfoOut, Outputs, Request};
 use crate::error::Result;
 use crate::info::Info;
 use crate::place::Place;
@@ -27,12 +27,6 @@ fn host<T: Real>(
         place: Place::Host,
     };
     entry::run(req, opts)
-}
-
-fn shape_of(batch: &[usize], tail: &[usize]) -> Vec<usize> {
-    let mut s = batch.to_vec();
-    s.extend_from_slice(tail);
-    s
 }
 
 // ---------------------------------------------------------------------------------------

@@ -9,12 +9,12 @@
 //! - CPU: wall clock around each call, 1 warm-up, the median of `reps`.
 
 use crate::cuda::{self, DeviceBuffer, EventPair};
-use crate::entry::{self, DeviceWords, InfoOut, Outputs, Request};
+use crate::entry::{self, DeviceWords, InfoOut, Request};
 use crate::error::{Error, Result};
 use crate::info::Info;
 use crate::place::{Place, Stream};
 use crate::plan::{self, Plan};
-use crate::problem::{Operation, Options, Problem, Variant};
+use crate::problem::{Options, Problem};
 use crate::scalar::Real;
 use crate::view::{contiguous_strides, BatchMut, BatchRef, Tensor};
 
@@ -37,51 +37,13 @@ pub struct Timing<T> {
     pub info: Vec<Info>,
 }
 
-/// Output shapes of `p` (batch flattened to one dimension), in return order.
-pub fn output_shapes(p: &Problem) -> Vec<Vec<usize>> {
-    let (b, m, n, k) = (p.batch, p.m, p.n, p.k());
-    match p.variant {
-        Variant::QrReduced => vec![vec![b, m, k], vec![b, k, n]],
-        Variant::QrComplete => vec![vec![b, m, m], vec![b, m, n]],
-        Variant::QrR => vec![vec![b, k, n]],
-        Variant::Eigh => vec![vec![b, n], vec![b, n, n]],
-        Variant::Eigvalsh => vec![vec![b, n]],
-        Variant::SvdThin => vec![vec![b, m, k], vec![b, k], vec![b, k, n]],
-        Variant::SvdFull => vec![vec![b, m, m], vec![b, k], vec![b, n, n]],
-        Variant::Svdvals => vec![vec![b, k]],
-    }
-}
-
-/// Output views over `bufs` (one per output shape) in `Outputs` form; `make` builds a
-/// view of the i-th buffer (matrix or, for W and S, vector shape).
-fn outputs_of<'a, T>(
-    op: Operation,
-    mut make: impl FnMut(usize, bool) -> Result<BatchMut<'a, T>>,
-) -> Result<Outputs<'a, T>> {
-    Ok(match op {
-        Operation::Qr(crate::QrMode::R) => Outputs::Qr {
-            q: None,
-            r: make(0, false)?,
-        },
-        Operation::Qr(_) => Outputs::Qr {
-            q: Some(make(0, false)?),
-            r: make(1, false)?,
-        },
-        Operation::Eigh { vectors, .. } => Outputs::Eigh {
-            w: make(0, true)?,
-            v: if vectors { Some(make(1, false)?) } else { None },
-        },
-        Operation::Svd { vectors: false, .. } => Outputs::Svd {
-            u: None,
-            s: make(0, true)?,
-            vh: None,
-        },
-        Operation::Svd { .. } => Outputs::Svd {
-            u: Some(make(0, false)?),
-            s: make(1, true)?,
-            vh: Some(make(2, false)?),
-        },
-    })
+/// The present outputs of `p` (batch flattened to one dimension), in return order:
+/// (shape, a batch of vectors).
+fn output_shapes(p: &Problem) -> Result<Vec<(Vec<usize>, bool)>> {
+    Ok(entry::slots(p.variant.operation(), &[p.batch], p.m, p.n)?
+        .into_iter()
+        .filter_map(|s| s.shape.map(|sh| (sh, s.vectors)))
+        .collect())
 }
 
 fn median(mut t: Vec<f64>) -> (f64, f64, f64) {
@@ -111,10 +73,10 @@ pub fn time_host<T: Real>(
     check_inputs(p, inputs)?;
     let plan = plan::plan(p, &Place::Host, opts)?;
     let op = p.variant.operation();
-    let shapes = output_shapes(p);
+    let shapes = output_shapes(p)?;
     let mut outs: Vec<Tensor<T>> = shapes
         .iter()
-        .map(|s| Tensor::zeros(s))
+        .map(|(s, _)| Tensor::zeros(s))
         .collect::<Result<_>>()?;
     let mut info = vec![Info::OK; p.batch];
     let mut times = Vec::new();
@@ -124,16 +86,18 @@ pub fn time_host<T: Real>(
     while it < reps.max(1) + 1 {
         let c = it % inputs.len();
         let a = BatchRef::contiguous(inputs[c], &[p.batch, p.m, p.n])?;
-        let mut views: Vec<Option<&mut Tensor<T>>> = outs.iter_mut().map(Some).collect();
-        let out = outputs_of(op, |i, vector| {
-            let t = views[i].take().expect("each output once");
-            let shape = t.shape.clone();
-            if vector {
-                BatchMut::contiguous_vectors(&mut t.data, &shape)
-            } else {
-                BatchMut::contiguous(&mut t.data, &shape)
-            }
-        })?;
+        let views = outs
+            .iter_mut()
+            .zip(&shapes)
+            .map(|(t, (shape, vectors))| {
+                if *vectors {
+                    BatchMut::contiguous_vectors(&mut t.data, shape)
+                } else {
+                    BatchMut::contiguous(&mut t.data, shape)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let out = entry::assemble(op, views)?;
         let req = Request {
             operation: op,
             a,
@@ -195,10 +159,10 @@ pub fn time_device<T: Real>(
             Ok(b)
         })
         .collect::<Result<Vec<_>>>()?;
-    let shapes = output_shapes(p);
+    let shapes = output_shapes(p)?;
     let out_bufs = shapes
         .iter()
-        .map(|s| DeviceBuffer::new(s.iter().product::<usize>() * es))
+        .map(|(s, _)| DeviceBuffer::new(s.iter().product::<usize>() * es))
         .collect::<Result<Vec<_>>>()?;
     let info_buf = DeviceBuffer::new(p.batch * 4)?;
     let stream = cuda::OwnedStream::new()?;
@@ -223,16 +187,20 @@ pub fn time_device<T: Real>(
                 &shape,
                 &contiguous_strides(&shape)?,
             )?;
-            let out = outputs_of(op, |i, vector| {
-                let s = &shapes[i];
-                let st = contiguous_strides(s)?;
-                let ptr = out_bufs[i].ptr as *mut T;
-                if vector {
-                    BatchMut::from_device_vectors(ptr, ordinal, s, &st)
-                } else {
-                    BatchMut::from_device(ptr, ordinal, s, &st)
-                }
-            })?;
+            let views = shapes
+                .iter()
+                .zip(&out_bufs)
+                .map(|((s, vectors), b)| {
+                    let st = contiguous_strides(s)?;
+                    let ptr = b.ptr as *mut T;
+                    if *vectors {
+                        BatchMut::from_device_vectors(ptr, ordinal, s, &st)
+                    } else {
+                        BatchMut::from_device(ptr, ordinal, s, &st)
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let out = entry::assemble(op, views)?;
             let info = DeviceWords::new(info_buf.ptr as *mut u32, ordinal, p.batch)?;
             Request {
                 operation: op,
@@ -251,7 +219,7 @@ pub fn time_device<T: Real>(
         last = c % inputs.len();
     }
     let mut outputs = Vec::with_capacity(shapes.len());
-    for (s, b) in shapes.iter().zip(&out_bufs) {
+    for ((s, _), b) in shapes.iter().zip(&out_bufs) {
         let mut t = Tensor::<T>::zeros(s)?;
         // SAFETY: plain floats viewed as bytes.
         let dst = unsafe {
