@@ -116,6 +116,19 @@ template <typename T, int R> __device__ __forceinline__ void bl_rescale(T (&a)[R
 }
 
 // max of bl_absflag over a thread's register block (non-finite -> inf).
+// The rank rule every backend keeps (the CPU's too): R is rank deficient when its smallest
+// |R_kk| is at most max(m, n) * eps times its largest (a zero matrix: 0 <= 0).
+template <typename T> __device__ __forceinline__ bool bl_rank_deficient(T dmin, T dmax, int m, int n) {
+    return dmin <= T(max(m, n)) * BlT<T>::eps() * dmax;
+}
+
+// Running min and max of |R_kk| as the steps produce them.
+template <typename T> __device__ __forceinline__ void bl_diag_range(T beta, T& dmin, T& dmax) {
+    const T a = BlT<T>::abs_(beta);
+    dmin = a < dmin ? a : dmin;
+    dmax = a > dmax ? a : dmax;
+}
+
 template <typename T, int R, int C> __device__ __forceinline__ T bl_absmax(const T (&a)[R][C]) {
     T mx = T(0);
 #pragma unroll

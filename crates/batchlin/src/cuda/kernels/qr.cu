@@ -138,11 +138,10 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
     bool bad;
     const int e = bl_scale_exp(mx, bad);
     bl_rescale(a, -e);
-    const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
     // Uniform across the matrix's lanes, as every lane builds every reflector: negs, bit k
-    // set where R_kk < 0 (columns 64-127 in negs1); rd, some |R_kk| small.
+    // set where R_kk < 0 (columns 64-127 in negs1); the range of |R_kk| (bl_rank_deficient).
     unsigned long long negs0 = 0, negs1 = 0;
-    unsigned rd = 0;
+    T dmin = BlT<T>::huge(), dmax = T(0);
 
     // Whether row i * RS + h lies below row k: known when compiling except for the one
     // register index where the column's lanes straddle k.
@@ -184,7 +183,7 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
             if (k < 64) negs0 |= 1ull << (k & 63);
             else negs1 |= 1ull << (k & 63);
         }
-        if (BlT<T>::abs_(beta) <= thr) rd = 1;
+        bl_diag_range(beta, dmin, dmax);
     };
     // x -= tw * v_k (v_k = [1; scal * u_k]) where tw = tau * v_k^T x, for lanes taking it.
     // With `norm`, returns in ss the column's sum of squares below row k + 1 (the next
@@ -272,6 +271,7 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
             }
         }
     }
+    const bool rd = bl_rank_deficient(dmin, dmax, mr, n);
     if (live && t == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
 
     if (p.q == nullptr) return;  // uniform
@@ -549,7 +549,6 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     }
 
     // R (rrows x n): upper trapezoid, row r times sign(beta_r), unscaled.
-    const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
     {
         T* Rp = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
 #pragma unroll
@@ -570,8 +569,9 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
         }
     }
     if (tid == 0 && p.info) {
-        unsigned rd = 0;
-        for (int k = 0; k < K; ++k) rd |= BlT<T>::abs_(s_beta[k]) <= thr ? 1u : 0u;
+        T dmin = BlT<T>::huge(), dmax = T(0);
+        for (int k = 0; k < K; ++k) bl_diag_range(s_beta[k], dmin, dmax);
+        const bool rd = bl_rank_deficient(dmin, dmax, mr, n);
         p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
     }
     if (p.q == nullptr) return;
@@ -641,12 +641,20 @@ __device__ __forceinline__ T bl_block_sum(T v, T* red) {
     return r;
 }
 
+// The rank rule (bl_rank_deficient) over the diagonal of the factored work copy W, which
+// holds R_kk = beta_k (one thread, after the factorisation's last barrier).
+template <typename T> __device__ bool bl_mem_rank_deficient(const T* W, int ld, int m, int n) {
+    T dmin = BlT<T>::huge(), dmax = T(0);
+    for (int k = 0; k < min(m, n); ++k) bl_diag_range(W[(bl_i64)k * ld + k], dmin, dmax);
+    return bl_rank_deficient(dmin, dmax, m, n);
+}
+
 // Copies matrix b of A into the row-major work copy W (mm x ld, zero padded to mm rows and
 // nc columns) and scales it so max|a| lies in [0.5, 1) (2^-e). A non-finite matrix gets
 // NaN outputs and its info word here, and the call returns true (the block is done).
 template <typename T>
 __device__ bool bl_mem_load(const QrArgs& p, bl_i64 b, bl_i64 outer, int in, int mr, int mm, int n,
-                            int nc, int qc, T* W, int ld, T* sred, int& e, T& thr) {
+                            int nc, int qc, T* W, int ld, T* sred, int& e) {
     const int tid = threadIdx.x;
     const int NT = blockDim.x;
     const T* A = (const T*)p.a + outer * p.a_bs + (bl_i64)in * p.a_is;
@@ -693,7 +701,6 @@ __device__ bool bl_mem_load(const QrArgs& p, bl_i64 b, bl_i64 outer, int in, int
             W[(bl_i64)i * ld + jj] = bl_scale2(W[(bl_i64)i * ld + jj], -e);
         }
     }
-    thr = T(max(mr, n)) * BlT<T>::eps() * bl_scale2(mx, -e);
     __syncthreads();
     return false;
 }
@@ -746,9 +753,7 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
     T* ssgn = stau + K;
 
     int e;
-    T thr;
-    if (bl_mem_load<T>(p, b, outer, in, mr, mm, n, nc, qc, W, ld, sred, e, thr)) return;
-    unsigned rd = 0;
+    if (bl_mem_load<T>(p, b, outer, in, mr, mm, n, nc, qc, W, ld, sred, e)) return;
     for (int kk = 0; kk < K; ++kk) {
         const int buf = kk & 1;
         T* v = sv + buf * mm;
@@ -766,7 +771,6 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
         if (tid == 0) {
             stau[kk] = tau;
             ssgn[kk] = beta < T(0) ? T(-1) : T(1);
-            if (BlT<T>::abs_(beta) <= thr) rd = 1;
         }
         if (tau != T(0)) {
             for (int jj = kk + 1 + tid; jj < nc; jj += NT) {
@@ -786,10 +790,10 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
         }
         __syncthreads();
     }
-    rd = __syncthreads_or(rd);
+    __syncthreads();
 
     bl_mem_store_r<T>(p, outer, in, mr, n, W, ld, ssgn, e);
-    if (tid == 0 && p.info) p.info[b] = rd ? BL_INFO_RANK_DEFICIENT : 0u;
+    if (tid == 0 && p.info) p.info[b] = bl_mem_rank_deficient(W, ld, mr, n) ? BL_INFO_RANK_DEFICIENT : 0u;
     if (!p.q) return;
 
     for (int idx = tid; idx < mm * qc; idx += NT) {
@@ -895,9 +899,7 @@ __device__ __forceinline__ void bl_qr_wy(const QrArgs& p) {
     T* sred = ssgn + K;  // 32
 
     int e;
-    T thr;
-    if (bl_mem_load<T>(p, b, outer, in, mr, mm, n, nc, qc, W, ld, sred, e, thr)) return;
-    unsigned rd = 0;
+    if (bl_mem_load<T>(p, b, outer, in, mr, mm, n, nc, qc, W, ld, sred, e)) return;
 
     auto load_col = [&](T* x, int j, int r0) {
 #pragma unroll
@@ -936,7 +938,6 @@ __device__ __forceinline__ void bl_qr_wy(const QrArgs& p) {
         if (lane == 0) {
             stau[c] = tau;
             ssgn[c] = beta < T(0) ? T(-1) : T(1);
-            if (BlT<T>::abs_(beta) <= thr) rd = 1;
         }
     };
     // Column c of the panel's T (xLARFT, forward): G[a] = v_a . v_c for a < c (v_c in
@@ -1095,9 +1096,9 @@ __device__ __forceinline__ void bl_qr_wy(const QrArgs& p) {
             __syncthreads();
         }
     }
-    rd = __syncthreads_or(rd);
+    __syncthreads();
     bl_mem_store_r<T>(p, outer, in, mr, n, W, ld, ssgn, e);
-    if (tid == 0 && p.info) p.info[b] = rd ? BL_INFO_RANK_DEFICIENT : 0u;
+    if (tid == 0 && p.info) p.info[b] = bl_mem_rank_deficient(W, ld, mr, n) ? BL_INFO_RANK_DEFICIENT : 0u;
     if (!p.q) return;
 
     // Q = H_0 H_1 ... applied to the identity, a panel at a time from the last: the panel's

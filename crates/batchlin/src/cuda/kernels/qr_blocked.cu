@@ -208,12 +208,28 @@ __device__ __forceinline__ void bq_store(const BqArgs& p) {
         }
     }
     if (!IS_Q && tile == 0 && p.info) {
-        const T thr = T(max(p.m, p.n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mxv, -e));
-        unsigned rd = 0;
-        for (int d = threadIdx.x; d < K; d += blockDim.x)
-            if (BlT<T>::abs_(W[d + (bl_i64)d * p.ldw]) <= thr) rd = 1;
-        rd = __syncthreads_or(rd);
-        if (threadIdx.x == 0) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
+        // The rank rule (bl_rank_deficient) over W's diagonal, reduced over the block.
+        __shared__ T s_dr[2][32];
+        T dmin = BlT<T>::huge(), dmax = T(0);
+        for (int d = threadIdx.x; d < K; d += blockDim.x) bl_diag_range(W[d + (bl_i64)d * p.ldw], dmin, dmax);
+        for (int o = 16; o > 0; o >>= 1) {
+            const T lo = __shfl_xor_sync(0xffffffffu, dmin, o), hi = __shfl_xor_sync(0xffffffffu, dmax, o);
+            dmin = lo < dmin ? lo : dmin;
+            dmax = hi > dmax ? hi : dmax;
+        }
+        if ((threadIdx.x & 31) == 0) {
+            s_dr[0][threadIdx.x >> 5] = dmin;
+            s_dr[1][threadIdx.x >> 5] = dmax;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
+                dmin = s_dr[0][w] < dmin ? s_dr[0][w] : dmin;
+                dmax = s_dr[1][w] > dmax ? s_dr[1][w] : dmax;
+            }
+            const bool rd = bl_rank_deficient(dmin, dmax, p.m, p.n);
+            p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
+        }
     }
 }
 

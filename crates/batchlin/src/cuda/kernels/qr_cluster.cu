@@ -169,9 +169,8 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
     bool bad;
     const int e = bl_scale_exp(mx, bad);
     bl_rescale(a, -e);
-    const T thr = T(max(mr, n)) * BlT<T>::eps() * (bad ? T(0) : bl_scale2(mx, -e));
     unsigned long long negs = 0;  // bit k: R_kk < 0 (uniform: every thread builds every reflector)
-    unsigned rd = 0;
+    T dmin = BlT<T>::huge(), dmax = T(0);  // the range of |R_kk| (bl_rank_deficient)
 
     // Step kk: the step's column is a[.][0]; columns kk+1.. are a[.][1..NC-1-kk]; the
     // finished columns 0..kk-1 (their v below the diagonal) are a[.][NC-kk..NC-1].
@@ -208,7 +207,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
         T beta, tau, scal;
         bl_householder_nb(alpha, ss, beta, tau, scal);
         if (beta < T(0)) negs |= 1ull << kk;
-        if (BlT<T>::abs_(beta) <= thr) rd = 1;
+        bl_diag_range(beta, dmin, dmax);
         T v[RPT];
 #pragma unroll
         for (int q = 0; q < RPT; ++q) {
@@ -338,6 +337,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
             }
         }
     }
+    const bool rd = bl_rank_deficient(dmin, dmax, mr, n);
     if (rank == 0 && tid == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
     if (p.q == nullptr) return;  // uniform
 
