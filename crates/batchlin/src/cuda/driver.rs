@@ -13,6 +13,15 @@ use cudarc::nvrtc::sys as rtc;
 use super::DeviceCaps;
 use crate::{Error, Result};
 
+/// A CUDA stream handle as the launch code passes it on.
+pub(crate) type RawStream = cu::CUstream;
+
+/// Whether NVRTC can be loaded (probing only dlopens).
+pub(crate) fn nvrtc_present() -> bool {
+    // SAFETY: only dlopens.
+    unsafe { rtc::is_culib_present() }
+}
+
 pub(crate) fn check(r: cu::CUresult, what: &str) -> Result<()> {
     if r == cu::CUresult::CUDA_SUCCESS {
         Ok(())

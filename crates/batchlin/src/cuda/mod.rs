@@ -28,14 +28,12 @@ mod tests;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::sys as cu;
-
 use crate::entry::{DeviceWords, InfoOut, Outputs, Request};
 use crate::place::{Place, Stream};
 use crate::plan::{KernelParams, Plan};
 use crate::view::{BatchMut, BatchRef, Layout};
 use crate::{DType, Error, Info, Operation, QrMode, Real, Result};
-use driver::{Pinned, Scratch};
+use driver::{Pinned, RawStream, Scratch};
 use qr::{KMat, QrKernel};
 
 pub(crate) use driver::{DeviceBuffer, EventPair, OwnedStream};
@@ -111,7 +109,7 @@ pub(crate) fn run<T: Real>(plan: &Plan, req: &mut Request<'_, T>) -> Result<()> 
     let dev = device(plan.ordinal.unwrap_or(0))?;
     let _ctx = dev.dev.enter()?;
     match req.place {
-        Place::Cuda { stream, .. } => run_device(dev, plan, req, stream.as_raw() as cu::CUstream),
+        Place::Cuda { stream, .. } => run_device(dev, plan, req, stream.as_raw() as RawStream),
         Place::Host => run_host(dev, plan, req),
     }
 }
@@ -140,7 +138,7 @@ fn run_device<T: Real>(
     dev: &CudaDevice,
     plan: &Plan,
     req: &mut Request<'_, T>,
-    stream: cu::CUstream,
+    stream: RawStream,
 ) -> Result<()> {
     let l = req.a.layout();
     let (batch, m, n) = (l.batch(), l.rows, l.cols);
@@ -447,8 +445,7 @@ pub fn compile_all_kernels(
     arch: &str,
     cache: Option<(&std::path::Path, i32)>,
 ) -> Result<Vec<(String, usize)>> {
-    // SAFETY: only dlopens.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+    if !driver::nvrtc_present() {
         return Err(Error::Unavailable(
             "no NVRTC library (libnvrtc.so) found".into(),
         ));

@@ -1,9 +1,7 @@
 //! GPU QR: which kernel takes a shape (the registry's `supports` predicates), which the
 //! rules prefer (`preference`), and the launches, TSQR's multi-launch sequence included.
 
-use cudarc::driver::sys as cu;
-
-use super::driver::{launch, Device, Scratch};
+use super::driver::{launch, Device, RawStream, Scratch};
 use super::DeviceCaps;
 use crate::{DType, Error, Problem, Real, Result, Variant};
 
@@ -517,7 +515,7 @@ fn base_args(c: &Call) -> QrArgs {
 unsafe fn launch_single<T: Real>(
     dev: &Device,
     kind: QrKernel,
-    stream: cu::CUstream,
+    stream: RawStream,
     mut p: QrArgs,
 ) -> Result<()> {
     let (tn, ct) = tname::<T>();
@@ -643,7 +641,7 @@ unsafe fn launch_single<T: Real>(
 /// Q = I for a batch of M x 0 matrices in complete mode (nothing to factor).
 pub(crate) unsafe fn eye<T: Real>(
     dev: &Device,
-    stream: cu::CUstream,
+    stream: RawStream,
     batch: usize,
     m: usize,
     q: KMat,
@@ -664,7 +662,7 @@ pub(crate) unsafe fn eye<T: Real>(
     launch(f, (blocks, 1), 256, 0, stream, &p)
 }
 
-unsafe fn gemm<T: Real>(dev: &Device, stream: cu::CUstream, g: GemmArgs) -> Result<()> {
+unsafe fn gemm<T: Real>(dev: &Device, stream: RawStream, g: GemmArgs) -> Result<()> {
     let (tn, ct) = tname::<T>();
     let f = dev.function(&format!("gemm_{tn}"), &format!("BL_GEMM({tn}, {ct})"), 0)?;
     let tiles = (g.m as u32).div_ceil(64) * (g.n as u32).div_ceil(64);
@@ -679,12 +677,7 @@ unsafe fn gemm<T: Real>(dev: &Device, stream: cu::CUstream, g: GemmArgs) -> Resu
 
 /// TSQR: leaves of 128 rows (the last zero padded), the stacked R's factored again until
 /// one leaf is left; Q assembled top-down by batched products. Reduced and "r" modes.
-unsafe fn tall<T: Real>(
-    dev: &Device,
-    stream: cu::CUstream,
-    c: &Call,
-    sc: &mut Scratch,
-) -> Result<()> {
+unsafe fn tall<T: Real>(dev: &Device, stream: RawStream, c: &Call, sc: &mut Scratch) -> Result<()> {
     let (m, n, batch) = (c.m, c.n, c.batch);
     if n > 64 || m <= LEAF || (c.q.is_some() && c.qcols != n) {
         return Err(Error::Argument(format!(
@@ -840,7 +833,7 @@ unsafe fn tall<T: Real>(
 pub(crate) unsafe fn run<T: Real>(
     dev: &Device,
     kind: QrKernel,
-    stream: cu::CUstream,
+    stream: RawStream,
     c: &Call,
 ) -> Result<()> {
     let mut sc = Scratch::new(stream);

@@ -10,9 +10,7 @@
 //! info words written out; for Q, Qw = I and the panels applied backwards
 //! (`Qw = H_p Qw`, columns from the panel's first on), then Q.
 
-use cudarc::driver::sys as cu;
-
-use super::driver::{launch, zero_words, Device, Func, Scratch};
+use super::driver::{launch, zero_words, Device, Func, RawStream, Scratch};
 use super::qr::Call;
 use super::DeviceCaps;
 use crate::{DType, Error, Problem, Real, Result};
@@ -284,7 +282,7 @@ fn tiles32(rows: usize, cols: usize) -> usize {
 /// Run the blocked QR of `c` on `stream`.
 pub(crate) unsafe fn run<T: Real>(
     dev: &Device,
-    stream: cu::CUstream,
+    stream: RawStream,
     c: &Call,
     sc: &mut Scratch,
 ) -> Result<()> {
