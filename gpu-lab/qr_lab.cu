@@ -800,7 +800,7 @@ int main(int argc, char** argv) {
         }
     }
     if (has("tileprof")) { g_tile = 2; timeit<float>(TILE, 4096, 64, 64, true, 1); g_tile = 11; timeit<float>(TILE, 1024, 128, 128, true, 1); g_tile = -1; }
-    if (has("s6run")) {  // the shapes of record's tile and cluster kernels, one line each
+    if (has("tilerows")) {  // the shapes of record's tile and cluster kernels, one line each
         struct S { int tile, b, m, n; bool q; };
         const S shapes[] = {{2, 4096, 64, 64, true}, {2, 4096, 64, 64, false}, {2, 1024, 64, 64, true},
                             {2, 4096, 48, 48, true}, {11, 1024, 128, 128, true}, {11, 256, 128, 128, true},
@@ -812,13 +812,13 @@ int main(int argc, char** argv) {
         }
         timeit<double>(CLUSTER, 16, 1024, 64, true, 15);
     }
-    if (has("s6grid")) {  // 64x64 thread grids
+    if (has("gridsweep")) {  // 64x64 thread grids
         struct S { int b, m, n; bool q; };
         const S shapes[] = {{4096, 64, 64, true}, {4096, 64, 64, false}, {1024, 64, 64, true}, {4096, 48, 48, true}};
         for (auto s : shapes)
             for (int t : {2, 7, 8, 24, 25, 3, 4}) time_tile(t, s.b, s.m, s.n, s.q);
     }
-    if (has("s6prof")) {  // for ncu: the 4 x 16 and 8 x 16 grids at 4096x64x64, Q and R alone
+    if (has("gridprof")) {  // for ncu: the 4 x 16 and 8 x 16 grids at 4096x64x64, Q and R alone
         for (int t : {8, 2}) {
             g_tile = t;
             timeit<float>(TILE, 4096, 64, 64, true, 1);
@@ -826,7 +826,7 @@ int main(int argc, char** argv) {
         }
         g_tile = -1;
     }
-    if (has("s7run")) {  // the library's tile entries (2026-12-01-qr-tile-chunks-staging) against the
+    if (has("tilelib")) {  // the library's tile entries (2026-12-01-qr-tile-chunks-staging) against the
                          // previous ones (2026-12-01-qr-cluster-q-tile-sums), by batch
         struct S { int tile, b, m, n; bool q; };
         const S shapes[] = {{2, 4096, 64, 64, true}, {26, 4096, 64, 64, true}, {2, 4096, 64, 64, false},
@@ -839,7 +839,7 @@ int main(int argc, char** argv) {
             for (int m : {64, 48, 33})
                 for (int t : {2, 26}) time_tile(t, b, m, m, true);
     }
-    if (has("s6route")) {  // the cluster kernel against TSQR and smem beyond 2 x SMs matrices
+    if (has("tallroute")) {  // the cluster kernel against TSQR and smem beyond 2 x SMs matrices
         struct S { int b, m, n; };
         const S shapes[] = {{264, 1024, 64}, {512, 1024, 64}, {2048, 1024, 64}, {1024, 256, 64}, {4096, 256, 32},
                             {512, 2048, 64}, {1024, 2048, 32}, {2048, 512, 64}};
