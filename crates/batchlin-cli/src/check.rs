@@ -3,8 +3,9 @@
 use batchlin::{Op, Real, Tensor};
 use faer::Mat;
 
-/// The bound the bench holds every result to: DESIGN.md's floor for float32, scaled by
-/// epsilon for float64, with orthogonality allowed sqrt(n/256) more above 256.
+/// The bound the bench holds every result to: the accuracy floor for float32
+/// (docs/ARCHITECTURE.md, "Numerics"), scaled by epsilon for float64, with orthogonality
+/// allowed sqrt(n/256) more above 256.
 pub fn bound<T: Real>(op: Op, n: usize) -> f64 {
     let base = match op {
         Op::Qr => 1e-4,
@@ -26,7 +27,7 @@ fn vector<T: Real>(t: &Tensor<T>, b: usize, len: usize) -> Vec<f64> {
         .collect()
 }
 
-/// ||Q^T Q - I||_F / ||I||_F: orthogonality, relative Frobenius as DESIGN.md measures it.
+/// ||Q^T Q - I||_F / ||I||_F: orthogonality, relative Frobenius (docs/ARCHITECTURE.md, "Numerics").
 fn orth_err(q: &Mat<f64>) -> f64 {
     let g = q.transpose() * q;
     let id = Mat::<f64>::identity(g.nrows(), g.ncols());

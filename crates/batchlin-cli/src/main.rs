@@ -18,10 +18,12 @@ use std::time::Instant;
 const SHAPES_OF_RECORD: &str = include_str!("../../../bench/shapes.txt");
 
 const USAGE: &str = "usage:
-  batchlin bench [--dtype f32|f64] [--backend NAME] [--kernel NAME] [--op qr|eigh|svd]
-                 [--shrink K] [--shapes FILE] [--peer faer-loop]
+  batchlin bench [--dtype f32|f64] [--backend NAME] [--kernel NAME] [--tile SPEC]
+                 [--op qr|eigh|svd] [--shrink K] [--shapes FILE] [--peer faer-loop]
       decompose the shapes of record (bench/shapes.txt), check accuracy, print a table;
       --kernel forces a kernel of the registry (batchlin info lists them);
+      --tile SPEC runs the CUDA tile QR kernel instantiated as SPEC
+        (ROWSxCOLS/RGxCG/bMINB/cFCxQC/sSTAGE, e.g. 64x64/4x16/b8/c8x8/s0);
       --shrink K divides every batch by K (at least 1) for a quick run;
       --peer faer-loop times a plain loop of faer calls instead of batchlin
   batchlin info
@@ -73,6 +75,7 @@ struct Args {
     shapes: Option<String>,
     faer_loop: bool,
     kernel: Option<&'static str>,
+    tile: Option<batchlin::TileConfig>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -87,6 +90,7 @@ fn parse_args() -> Result<Args, String> {
         shapes: None,
         faer_loop: false,
         kernel: None,
+        tile: None,
     };
     while let Some(flag) = it.next() {
         let mut val = || {
@@ -105,6 +109,7 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|_| "--shrink needs a positive integer".to_string())?
             }
             "--shapes" => a.shapes = Some(val()?),
+            "--tile" => a.tile = Some(val()?.parse().map_err(|e: batchlin::Error| e.to_string())?),
             "--kernel" => {
                 let name = val()?;
                 let k = batchlin::registry::KERNELS
@@ -127,6 +132,12 @@ fn parse_args() -> Result<Args, String> {
         return Err(format!("--dtype must be f32 or f64, got {:?}", a.dtype));
     }
     a.shrink = a.shrink.max(1);
+    if a.tile.is_some() {
+        match a.kernel {
+            None | Some("tile") => a.kernel = Some("tile"),
+            Some(k) => return Err(format!("--tile instantiates the tile kernel, not {k}")),
+        }
+    }
     Ok(a)
 }
 
@@ -379,7 +390,10 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
     let opts = Options {
         backend: args.backend,
         kernel: args.kernel,
-        ..Options::default()
+        params: batchlin::Params {
+            qr_tile: args.tile,
+            ..batchlin::Params::default()
+        },
     };
     println!(
         "batchlin bench: {} on {}; routing: {}",

@@ -31,6 +31,8 @@ pub use ops::{
 };
 pub use place::{Place, Stream};
 pub use plan::{backend_for, plan, plan_for, policy_source, Plan};
-pub use problem::{Backend, Op, Operation, Options, Params, Problem, QrMode, Uplo, Variant};
+pub use problem::{
+    Backend, Op, Operation, Options, Params, Problem, QrMode, TileConfig, Uplo, Variant,
+};
 pub use scalar::{DType, Real};
 pub use view::{BatchMut, BatchRef, Layout, Memory, Tensor};

@@ -7,7 +7,7 @@
 use crate::cuda;
 use crate::error::{Error, Result};
 use crate::place::Place;
-use crate::problem::{Backend, Op, Options, Problem, Variant};
+use crate::problem::{Backend, Op, Options, Problem, TileConfig, Variant};
 use crate::registry::{self, Kernel, Target};
 use crate::scalar::DType;
 use std::fmt;
@@ -19,6 +19,9 @@ pub enum KernelParams {
     None,
     /// The CUDA `blocked` QR kernel's panel width.
     QrBlocked { panel: usize },
+    /// The CUDA `tile` QR kernel's instantiation, where the caller fixed one (else the
+    /// kernel takes the smallest of its measured ones that holds the matrix).
+    QrTile(TileConfig),
 }
 
 /// Bytes a plan moves between the host and a device (host data computed on the GPU).
@@ -53,8 +56,10 @@ impl fmt::Display for Plan {
         if registry::kernels(self.problem.op(), self.backend).count() > 1 {
             write!(f, " {}", self.kernel.name)?;
         }
-        if let KernelParams::QrBlocked { panel } = self.params {
-            write!(f, " (panel {panel})")?;
+        match self.params {
+            KernelParams::QrBlocked { panel } => write!(f, " (panel {panel})")?,
+            KernelParams::QrTile(t) => write!(f, " ({t})")?,
+            KernelParams::None => {}
         }
         if let Some(c) = self.copies {
             let mb = |b: usize| b as f64 / 1e6;
@@ -180,6 +185,13 @@ pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
                 None => cuda::qr_blocked::panel_width(problem, caps),
             },
         },
+        "tile" => match opts.params.qr_tile {
+            Some(t) => {
+                cuda::qr::check_tile_config(problem, caps, &t)?;
+                KernelParams::QrTile(t)
+            }
+            None => KernelParams::None,
+        },
         _ => KernelParams::None,
     };
     let copies = matches!(place, Place::Host).then(|| host_copies(problem));
@@ -292,4 +304,54 @@ pub fn plan_for(
         place,
         &Options::default(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::DeviceCaps;
+    use crate::problem::TileConfig;
+
+    fn h200() -> DeviceCaps {
+        DeviceCaps {
+            ordinal: 0,
+            name: "test".into(),
+            sm_count: 132,
+            cc: (9, 0),
+            smem_optin: 232448,
+            driver_version: 13000,
+        }
+    }
+
+    #[test]
+    fn tile_configs_parse_and_are_checked() {
+        let t: TileConfig = "64x64/4x16/b8/c8x8/s0".parse().unwrap();
+        assert_eq!(
+            (t.rows, t.cols, t.rg, t.cg, t.minb, t.fc, t.qc),
+            (64, 64, 4, 16, 8, 8, 8)
+        );
+        assert!(!t.stage);
+        assert_eq!(t.to_string(), "64x64/4x16/b8/c8x8/s0");
+        for bad in [
+            "64x64",
+            "64x64/4x16/b8/c8x8/s2",
+            "64x64/5x16/b8/c8x8/s0",
+            "64x64/4x12/b8/c8x8/s0",
+            "64x64/4x16/b0/c8x8/s0",
+            "64x64/4x16/b8/c0x8/s0",
+            "64x64/4x16/b8/c8x8/s0/x",
+        ] {
+            let e = bad.parse::<TileConfig>().unwrap_err();
+            assert_eq!(e.kind(), "argument", "{bad}: {e}");
+        }
+        let caps = h200();
+        let p = |m, n| Problem::new(Variant::QrReduced, DType::F32, 8, m, n);
+        cuda::qr::check_tile_config(&p(64, 64), &caps, &t).unwrap();
+        cuda::qr::check_tile_config(&p(40, 10), &caps, &t).unwrap();
+        let e = cuda::qr::check_tile_config(&p(65, 64), &caps, &t).unwrap_err();
+        assert!(e.message().contains("holds 64x64"), "{e}");
+        let big: TileConfig = "128x128/8x32/b2/c16x16/s0".parse().unwrap();
+        let f64p = Problem::new(Variant::QrReduced, DType::F64, 8, 128, 128);
+        cuda::qr::check_tile_config(&f64p, &caps, &big).unwrap();
+    }
 }

@@ -342,6 +342,93 @@ impl fmt::Display for Backend {
 pub struct Params {
     /// Panel width (16 or 32 columns) of the CUDA `blocked` QR kernel.
     pub qr_blocked_panel: Option<usize>,
+    /// The instantiation of the CUDA `tile` QR kernel (compiled on first use).
+    pub qr_tile: Option<TileConfig>,
+}
+
+/// One instantiation of the CUDA `tile` QR kernel: its capacity (`rows` x `cols`, the
+/// matrix zero padded to it), thread grid (rows over `rg` lanes, columns over `cg` lane
+/// groups), register cap (`minb` blocks an SM), steps unrolled together (`fc` factoring,
+/// `qc` forming Q) and whether A and Q pass through shared memory (`stage`). Written
+/// `64x64/4x16/b8/c8x8/s0`, as `batchlin info` and `bench --tile` show and take it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TileConfig {
+    pub rows: usize,
+    pub cols: usize,
+    pub rg: usize,
+    pub cg: usize,
+    pub minb: usize,
+    pub fc: usize,
+    pub qc: usize,
+    pub stage: bool,
+}
+
+impl fmt::Display for TileConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = self;
+        write!(
+            f,
+            "{}x{}/{}x{}/b{}/c{}x{}/s{}",
+            t.rows, t.cols, t.rg, t.cg, t.minb, t.fc, t.qc, t.stage as u8
+        )
+    }
+}
+
+impl FromStr for TileConfig {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<TileConfig> {
+        let bad = || {
+            Error::Argument(format!(
+                "tile instantiation {s:?}: expected ROWSxCOLS/RGxCG/bMINB/cFCxQC/sSTAGE, \
+                 e.g. 64x64/4x16/b8/c8x8/s0"
+            ))
+        };
+        let pair = |x: &str| -> Result<(usize, usize)> {
+            let (a, b) = x.split_once('x').ok_or_else(bad)?;
+            Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
+        };
+        let f: Vec<&str> = s.split('/').collect();
+        let [cap, grid, b, c, st] = f[..] else {
+            return Err(bad());
+        };
+        let (rows, cols) = pair(cap)?;
+        let (rg, cg) = pair(grid)?;
+        let minb = b
+            .strip_prefix('b')
+            .ok_or_else(bad)?
+            .parse()
+            .map_err(|_| bad())?;
+        let (fc, qc) = pair(c.strip_prefix('c').ok_or_else(bad)?)?;
+        let stage = match st {
+            "s0" => false,
+            "s1" => true,
+            _ => return Err(bad()),
+        };
+        let t = TileConfig {
+            rows,
+            cols,
+            rg,
+            cg,
+            minb,
+            fc,
+            qc,
+            stage,
+        };
+        let threads = rg * cg;
+        let whole = |a: usize, d: usize| d > 0 && a % d == 0;
+        if !(whole(rows, rg) && whole(cols, cg) && threads % 32 == 0 && threads <= 1024)
+            || !(1..=32).contains(&minb)
+            || fc == 0
+            || qc == 0
+        {
+            return Err(Error::Argument(format!(
+                "tile instantiation {t}: the grid must divide the capacity, with a whole \
+                 number of warps (at most 1024 threads), 1 to 32 blocks an SM and chunks \
+                 of at least one step"
+            )));
+        }
+        Ok(t)
+    }
 }
 
 /// How a call runs.

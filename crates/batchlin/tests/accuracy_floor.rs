@@ -1,6 +1,7 @@
-//! The accuracy floor of DESIGN.md, held exactly (no slack), for every CPU backend, over
-//! the sizes around every boundary and structured spectra. Each test measures everything,
-//! then fails once with the full list of violations (so one miss does not hide another).
+//! The accuracy floor (docs/ARCHITECTURE.md, "Numerics"), held exactly (no slack), for
+//! every CPU backend, over the sizes around every boundary and structured spectra. Each
+//! test measures everything, then fails once with the full list of violations (so one miss
+//! does not hide another).
 //!
 //! Floor (relative Frobenius, float32; float64 scaled by 2.2e-16 / 1.2e-7):
 //! QR ||A - QR|| / ||A|| and ||Q^T Q - I|| <= 1e-4; eigh ||AV - VW|| / ||A||,

@@ -201,9 +201,10 @@ fn run_device<T: Real>(
         } else {
             info
         };
-        let panel = match plan.params {
-            KernelParams::QrBlocked { panel } => panel,
-            KernelParams::None => 32,
+        let (panel, tile) = match plan.params {
+            KernelParams::QrBlocked { panel } => (panel, None),
+            KernelParams::QrTile(t) => (32, Some(t.into())),
+            KernelParams::None => (32, None),
         };
         let call = qr::Call {
             batch,
@@ -216,6 +217,7 @@ fn run_device<T: Real>(
             rrows: r_rows,
             info,
             panel,
+            tile,
         };
         qr::run::<T>(
             &dev.dev,

@@ -3,7 +3,7 @@
 
 use super::driver::{launch, Device, RawStream, Scratch};
 use super::DeviceCaps;
-use crate::{DType, Error, Problem, Real, Result, Variant};
+use crate::{DType, Error, Problem, Real, Result, TileConfig, Variant};
 
 /// The QR kernels, as the launch code knows them (registry.rs names them for users).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -167,7 +167,7 @@ impl TileShape {
 }
 
 /// The tile kernel's instantiations, smallest first; each the fastest of the thread
-/// grids, register caps and chunk lengths measured for its capacity (gpu-lab `s6grid`,
+/// grids, register caps and chunk lengths measured for its capacity (gpu-lab `gridsweep`,
 /// `tiletime128`, `tilenarrow`; docs/results/h200/2026-12-01-qr-tile/ and
 /// docs/results/h200/2026-12-01-qr-tile-chunks-staging/).
 pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
@@ -196,6 +196,46 @@ pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
         stage,
     };
     list.iter().map(shape).collect()
+}
+
+impl From<TileConfig> for TileShape {
+    fn from(t: TileConfig) -> TileShape {
+        TileShape {
+            m: t.rows,
+            n: t.cols,
+            rg: t.rg,
+            cg: t.cg,
+            minb: t.minb,
+            fc: t.fc,
+            qc: t.qc,
+            stage: t.stage as usize,
+        }
+    }
+}
+
+/// Whether a caller's tile instantiation holds `p` on this device (its template's own
+/// constraints are checked when NVRTC compiles it).
+pub(crate) fn check_tile_config(p: &Problem, caps: &DeviceCaps, t: &TileConfig) -> Result<()> {
+    let nc = qr_cols(p).0;
+    let shape = TileShape::from(*t);
+    let smem = match p.dtype {
+        DType::F32 => shape.smem_bytes::<f32>(),
+        _ => shape.smem_bytes::<f64>(),
+    };
+    if t.rows < p.m || t.cols < nc {
+        return Err(Error::Argument(format!(
+            "tile instantiation {t} holds {}x{} matrices; {p} needs {}x{nc}",
+            t.rows, t.cols, p.m
+        )));
+    }
+    if smem > caps.smem_optin {
+        return Err(Error::Argument(format!(
+            "tile instantiation {t} needs {smem} bytes of shared memory in {}; the device has {}",
+            p.dtype.name(),
+            caps.smem_optin
+        )));
+    }
+    Ok(())
 }
 
 /// The smallest tile instantiation taking m rows and `ncols` columns.
@@ -477,6 +517,8 @@ pub(crate) struct Call {
     pub info: u64,
     /// The blocked kernel's panel width (the plan's).
     pub panel: usize,
+    /// The tile kernel's instantiation, where the plan fixes one.
+    pub tile: Option<TileShape>,
 }
 
 fn base_args(c: &Call) -> QrArgs {
@@ -517,6 +559,7 @@ unsafe fn launch_single<T: Real>(
     kind: QrKernel,
     stream: RawStream,
     mut p: QrArgs,
+    tile: Option<TileShape>,
 ) -> Result<()> {
     let (tn, ct) = tname::<T>();
     let (m, n) = (p.m as usize, p.n as usize);
@@ -542,7 +585,7 @@ unsafe fn launch_single<T: Real>(
             (f, total.div_ceil(gpb as u64), threads, smem)
         }
         QrKernel::Tile => {
-            let shape = tile_shape::<T>(m, ncols).ok_or_else(|| {
+            let shape = tile.or_else(|| tile_shape::<T>(m, ncols)).ok_or_else(|| {
                 Error::Argument(format!(
                     "the tile kernel takes up to 128 rows and 128 columns; got {m}x{n} ({ncols} columns)"
                 ))
@@ -739,7 +782,7 @@ unsafe fn tall<T: Real>(dev: &Device, stream: RawStream, c: &Call, sc: &mut Scra
             rrows: n as i32,
             ..Default::default()
         };
-        launch_single::<T>(dev, leaf_kind, stream, p)?;
+        launch_single::<T>(dev, leaf_kind, stream, p, None)?;
         levels.push(Level {
             rows,
             nch,
@@ -778,7 +821,7 @@ unsafe fn tall<T: Real>(dev: &Device, stream: RawStream, c: &Call, sc: &mut Scra
     } else {
         QrKernel::Wy
     };
-    launch_single::<T>(dev, top_kind, stream, p)?;
+    launch_single::<T>(dev, top_kind, stream, p, None)?;
     if !wantq {
         return Ok(());
     }
@@ -840,6 +883,6 @@ pub(crate) unsafe fn run<T: Real>(
     match kind {
         QrKernel::Tall => tall::<T>(dev, stream, c, &mut sc),
         QrKernel::Blocked => super::qr_blocked::run::<T>(dev, stream, c, &mut sc),
-        k => launch_single::<T>(dev, k, stream, base_args(c)),
+        k => launch_single::<T>(dev, k, stream, base_args(c), c.tile),
     }
 }

@@ -296,7 +296,8 @@ pub(crate) unsafe fn run<T: Real>(
     let (tn, _) = tname::<T>();
     // The unrolled register panel where the panel blocks do not share SMs (a lone matrix,
     // small batches); beyond that its long unrolled code is slower than bq_panel_reg
-    // (256x256x256 f32: 2.42 against 2.24 ms, gpu-lab/qr_blocked_lab.cu).
+    // (256x256x256 f32: 2.42 against 2.24 ms; blocked-QR lab,
+    // docs/results/h200/2026-11-30-qr-blocked-panel-prefetch/).
     let ru_ok = batch <= dev.sm_count as usize;
     let ru_of = |rows: usize| if ru_ok { ru_rpt(tn, nbk, rows) } else { None };
     let mut ru_for = [false; 2];

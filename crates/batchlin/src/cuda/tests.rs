@@ -5,7 +5,7 @@
 use super::*;
 use crate::registry::{self, Kernel};
 use crate::timing;
-use crate::{Backend, DType, Op, Options, Problem, Variant};
+use crate::{Backend, DType, Op, Options, Problem, Tensor, Variant};
 
 fn backend() -> Option<&'static CudaDevice> {
     match device(0) {
@@ -700,4 +700,37 @@ fn bench_shapes<T: Real>(shapes: &[(usize, usize, usize)]) {
             );
         }
     }
+}
+
+/// A tile instantiation the library does not ship, fixed through `Params::qr_tile` (as
+/// `bench --tile` and gpu-lab/tile-sweep.sh do), gives the same factorisation as the
+/// planned kernel; one that cannot hold the matrix is an Argument error.
+#[test]
+fn tile_instantiation_through_params() {
+    let Some(_) = backend() else { return };
+    let (batch, m, n) = (9usize, 60usize, 50usize);
+    let mut rng = Rng(77);
+    let a: Vec<f32> = (0..batch * m * n).map(|_| rng.normal() as f32).collect();
+    let av = BatchRef::contiguous(&a, &[batch, m, n]).unwrap();
+    let run = |opts: &Options| crate::qr_ex(&av, QrMode::Reduced, opts).map(|(q, _)| q);
+    let mut opts = Options::with_kernel(Backend::Cuda, "tile");
+    let planned = run(&opts).unwrap();
+    // The float64 grid (8 x 16 threads, A and Q staged) instantiated in float32.
+    opts.params.qr_tile = Some("64x64/8x16/b1/c8x8/s1".parse().unwrap());
+    let fixed = run(&opts).unwrap();
+    let diff = |x: &Tensor<f32>, y: &Tensor<f32>| {
+        x.data
+            .iter()
+            .zip(&y.data)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max)
+    };
+    assert!(diff(&planned.r, &fixed.r) < 1e-4, "R differs");
+    assert!(
+        diff(planned.q.as_ref().unwrap(), fixed.q.as_ref().unwrap()) < 1e-4,
+        "Q differs"
+    );
+    opts.params.qr_tile = Some("32x32/4x8/b8/c8x8/s0".parse().unwrap());
+    let e = run(&opts).unwrap_err();
+    assert_eq!(e.kind(), "argument", "{e}");
 }

@@ -1,7 +1,7 @@
 //! Shared helpers for the integration tests: a small f64 matrix type, random and
 //! structured test matrices, strided input/output buffers (with sentinels around the
 //! views), independent float64 references (faer's high-level API) and the accuracy checks
-//! of DESIGN.md ("Numerics every backend keeps").
+//! of docs/ARCHITECTURE.md ("Numerics every backend keeps").
 #![allow(dead_code)]
 
 use batchlin::{Backend, BatchMut, BatchRef, Info, Real, Tensor};
@@ -641,8 +641,8 @@ pub fn ref_singvals(a: &M) -> Vec<f64> {
 // ---------------------------------------------------------------------------------------
 // Tolerances and checks
 
-/// The accuracy floor of DESIGN.md, for element type T (float32 values; float64 scaled by
-/// the ratio of the epsilons, 2.2e-16 / 1.2e-7).
+/// The accuracy floor (docs/ARCHITECTURE.md, "Numerics"), for element type T (float32
+/// values; float64 scaled by the ratio of the epsilons, 2.2e-16 / 1.2e-7).
 #[derive(Copy, Clone, Debug)]
 pub struct Tol {
     /// QR reconstruction and orthogonality.
@@ -677,7 +677,7 @@ pub fn tol_floor<T: Real>() -> Tol {
     tol::<T>()
 }
 
-/// Orthogonality, relative Frobenius as DESIGN.md measures accuracy:
+/// Orthogonality, relative Frobenius as docs/ARCHITECTURE.md ("Numerics") measures accuracy:
 /// ||X^T X - I||_F / ||I||_F for X with orthonormal columns.
 pub fn orth_err(x: &M) -> f64 {
     x.t().mul(x).sub(&M::eye(x.c, x.c)).frob() / (x.c.max(1) as f64).sqrt()

@@ -368,7 +368,8 @@ __device__ __forceinline__ void bq_panel(const BqArgs& p) {
 // bq_panel with the panel in registers (panels of up to RPT * 512 rows). Thread t owns rows t + q*NT
 // (q < RPT) of the panel as NB registers each; column kk is picked out by a select chain
 // (kk is a run-time loop index), so no shared-memory traffic outside the reductions.
-// Same arithmetic as bq_panel; 25% faster at 1x1024x1024 f32 (gpu-lab/qr_blocked_lab.cu).
+// Same arithmetic as bq_panel; 25% faster at 1x1024x1024 f32 (blocked-QR lab, 2026-11-30:
+// docs/results/h200/2026-11-30-qr-blocked-panel-prefetch/).
 template <typename T, int NB, int RPT>
 __device__ __forceinline__ void bq_panel_reg(const BqArgs& p) {
     __shared__ T s_ss[32];
@@ -683,8 +684,8 @@ __device__ __forceinline__ void bq_vtc_acc(const BqArgs& p, T (*Vs)[NB + 1], T (
 // own tile from shared memory; with several, each block writes its split's partial, and
 // the last block of a (matrix, column tile) to finish (a counter per tile in p.cnt, zeroed
 // once a call and reset by that block) sums the splits in a fixed order and applies
-// op(T): deterministic, one launch fewer per update (gpu-lab/qr_blocked_lab.cu: 1024^2
-// f32 4.62 -> 4.33 ms).
+// op(T): deterministic, one launch fewer per update (1024^2 f32 4.62 -> 4.33 ms: blocked-QR
+// lab, docs/results/h200/2026-11-30-qr-blocked-panel-prefetch/).
 template <typename T, int NB, bool PF>
 __device__ __forceinline__ void bq_vtc_tw(const BqArgs& p) {
     constexpr int AR = NB / 16, PT = NB * 64 / 256;  // outputs a thread in the tail
