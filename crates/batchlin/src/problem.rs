@@ -416,11 +416,8 @@ impl FromStr for TileConfig {
         };
         let threads = rg * cg;
         let whole = |a: usize, d: usize| d > 0 && a % d == 0;
-        if !(whole(rows, rg) && whole(cols, cg) && threads % 32 == 0 && threads <= 1024)
-            || !(1..=32).contains(&minb)
-            || fc == 0
-            || qc == 0
-        {
+        let fits = whole(rows, rg) && whole(cols, cg) && threads % 32 == 0 && threads <= 1024;
+        if !fits || !(1..=32).contains(&minb) || fc == 0 || qc == 0 {
             return Err(Error::Argument(format!(
                 "tile instantiation {t}: the grid must divide the capacity, with a whole \
                  number of warps (at most 1024 threads), 1 to 32 blocks an SM and chunks \
