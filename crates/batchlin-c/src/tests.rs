@@ -596,3 +596,94 @@ fn plan_describes_the_routing() {
         assert!(text(batchlin_last_error()).contains("CUDA"));
     }
 }
+
+/// Zero-size outputs with explicit layouts, the library's own helpers included, are
+/// accepted as NULL layouts are (an empty view has no elements that could overlap).
+#[test]
+fn zero_size_outputs_with_explicit_layouts() {
+    let mut buf = [0f32; 64];
+    let a = [0f32; 64];
+    let p = buf.as_mut_ptr();
+    for (batch, m, n) in [(3i64, 0i64, 5i64), (3, 5, 0), (0, 4, 4), (2, 0, 0)] {
+        let k = m.min(n);
+        let la = batchlin_layout_row_major(batch, m, n);
+        let lq = batchlin_layout_row_major(batch, m, k);
+        let lr = batchlin_layout_row_major(batch, k, n);
+        let st = unsafe {
+            batchlin_sqr_strided(
+                a.as_ptr(),
+                &la,
+                m,
+                n,
+                BATCHLIN_QR_REDUCED,
+                p,
+                &lq,
+                p.wrapping_add(32),
+                &lr,
+                std::ptr::null_mut(),
+                BATCHLIN_BACKEND_AUTO,
+            )
+        };
+        let ctx = format!("qr {batch}x{m}x{n}");
+        assert_eq!(
+            st,
+            batchlin_status::BATCHLIN_OK,
+            "{ctx}: {}",
+            text(batchlin_last_error())
+        );
+        let (lu, ls, lvh) = (
+            batchlin_layout_row_major(batch, m, k),
+            batchlin_layout_row_major(batch, 1, k),
+            batchlin_layout_row_major(batch, k, n),
+        );
+        let st = unsafe {
+            batchlin_ssvd_strided(
+                a.as_ptr(),
+                &la,
+                m,
+                n,
+                0,
+                p,
+                &lu,
+                p.wrapping_add(16),
+                &ls,
+                p.wrapping_add(32),
+                &lvh,
+                std::ptr::null_mut(),
+                BATCHLIN_BACKEND_AUTO,
+            )
+        };
+        assert_eq!(
+            st,
+            batchlin_status::BATCHLIN_OK,
+            "svd {ctx}: {}",
+            text(batchlin_last_error())
+        );
+        if m == n {
+            let (lw, lv) = (
+                batchlin_layout_row_major(batch, 1, n),
+                batchlin_layout_row_major(batch, n, n),
+            );
+            let st = unsafe {
+                batchlin_seigh_strided(
+                    a.as_ptr(),
+                    &la,
+                    n,
+                    BATCHLIN_LOWER,
+                    p,
+                    &lw,
+                    p.wrapping_add(32),
+                    &lv,
+                    std::ptr::null_mut(),
+                    BATCHLIN_BACKEND_AUTO,
+                )
+            };
+            assert_eq!(
+                st,
+                batchlin_status::BATCHLIN_OK,
+                "eigh {ctx}: {}",
+                text(batchlin_last_error())
+            );
+        }
+    }
+}

@@ -116,6 +116,11 @@ impl Layout {
     /// True when no two distinct indices map to the same element (required of outputs,
     /// which are written in parallel).
     pub fn is_non_overlapping(&self) -> bool {
+        // No elements (a dimension of length 0): nothing can overlap, whatever the strides
+        // (the layout helpers give zero strides to empty matrices).
+        if self.batch_shape.contains(&0) || self.rows == 0 || self.cols == 0 {
+            return true;
+        }
         let mut dims: Vec<(usize, usize)> = self
             .batch_shape
             .iter()
@@ -127,9 +132,6 @@ impl Layout {
             .filter(|(&len, _)| len > 1)
             .map(|(&len, &s)| (len, s.unsigned_abs()))
             .collect();
-        if dims.iter().any(|&(len, _)| len == 0) {
-            return true;
-        }
         dims.sort_by_key(|&(_, s)| s);
         let mut extent = 1usize; // elements spanned by the dimensions so far
         for (len, stride) in dims {
@@ -715,6 +717,15 @@ mod tests {
         assert!(Layout::new(&[1, 3, 4], &[0, 4, 1])
             .unwrap()
             .is_non_overlapping());
+        // Empty views overlap nowhere, whatever their strides (the layout helpers give
+        // zero strides to empty dimensions).
+        for (shape, strides) in [
+            ([3, 0, 5], [0, 5, 1]),
+            ([3, 5, 0], [0, 0, 1]),
+            ([0, 4, 4], [0, 0, 0]),
+        ] {
+            assert!(Layout::new(&shape, &strides).unwrap().is_non_overlapping());
+        }
     }
 
     #[test]

@@ -332,6 +332,9 @@ fn child_env_cuda() {
         "unavailable"
     );
     assert_eq!(kind(batchlin::svd(&a, true).map(|_| ())), "unavailable");
+    // What backend_for answers agrees with the call: the same Unavailable error.
+    let answer = batchlin::backend_for(batchlin::Op::Qr, batchlin::DType::F32, 1, 2, 2);
+    assert_eq!(kind(answer.map(|_| ())), "unavailable");
 }
 
 #[test]
