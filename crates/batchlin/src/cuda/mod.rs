@@ -172,10 +172,10 @@ fn run_device<T: Real>(
     };
     let (q_cols, r_rows) = mode.output_dims(m, n);
     let q = match q {
-        Some(q) => Some(kmat(q.as_mut_ptr() as u64, &q.layout().clone())?),
+        Some(q) => Some(kmat(q.as_mut_ptr() as u64, q.layout())?),
         None => None,
     };
-    let r = kmat(r.as_mut_ptr() as u64, &r.layout().clone())?;
+    let r = kmat(r.as_mut_ptr() as u64, r.layout())?;
     // SAFETY (the launches): every view was made from device memory of this device by an
     // unsafe constructor whose contract covers the elements its layout reaches, and the
     // stream belongs to this device's primary context (Stream::from_raw's contract).
@@ -203,7 +203,7 @@ fn run_device<T: Real>(
         };
         let (panel, tile) = match plan.params {
             KernelParams::QrBlocked { panel } => (panel, None),
-            KernelParams::QrTile(t) => (32, Some(t.into())),
+            KernelParams::QrTile(t) => (32, Some(t)),
             KernelParams::None => (32, None),
         };
         let call = qr::Call {

@@ -119,49 +119,35 @@ pub(crate) const REG_SHAPES: &[(usize, usize, usize)] = &[
     (64, 32, 1),
 ];
 
-/// One instantiation of the tile kernel (kernels/qr.cu `bl_qr_tile`): capacity m x n
-/// (rows x columns, zero padded), threads rg x cg (rows over rg lanes, columns over cg
-/// lane groups), `minb` blocks an SM asked of ptxas (its register cap), steps a chunk
-/// (the unrolled unit) `fc` factoring and `qc` forming Q, `stage` (0 or 1): A and Q
-/// through a staging copy in shared memory.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct TileShape {
-    pub m: usize,
-    pub n: usize,
-    pub rg: usize,
-    pub cg: usize,
-    pub minb: usize,
-    pub fc: usize,
-    pub qc: usize,
-    pub stage: usize,
-}
-
-impl TileShape {
-    pub fn name(&self, tn: &str) -> String {
+/// The tile kernel's launch facts for an instantiation (`TileConfig`, problem.rs:
+/// capacity, thread grid, register cap, chunk lengths, staging; kernels/qr.cu
+/// `bl_qr_tile`).
+impl TileConfig {
+    pub(crate) fn name(&self, tn: &str) -> String {
         let s = self;
-        let (m, n, rg, cg, minb, fc, qc) = (s.m, s.n, s.rg, s.cg, s.minb, s.fc, s.qc);
+        let (m, n, rg, cg, minb, fc, qc) = (s.rows, s.cols, s.rg, s.cg, s.minb, s.fc, s.qc);
         format!(
             "qr_tile_{tn}_m{m}_n{n}_g{rg}x{cg}_b{minb}_c{fc}x{qc}_s{}",
-            s.stage
+            s.stage as u8
         )
     }
-    pub fn inst(&self, tn: &str, ct: &str) -> String {
+    pub(crate) fn inst(&self, tn: &str, ct: &str) -> String {
         let s = self;
-        let (m, n, rg, cg, minb, fc, qc) = (s.m, s.n, s.rg, s.cg, s.minb, s.fc, s.qc);
+        let (m, n, rg, cg, minb, fc, qc) = (s.rows, s.cols, s.rg, s.cg, s.minb, s.fc, s.qc);
         format!(
             "BL_QR_TILE({tn}, {ct}, {m}, {n}, {rg}, {cg}, {minb}, {fc}, {qc}, {})",
-            s.stage
+            s.stage as u8
         )
     }
-    pub fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         self.rg * self.cg
     }
-    /// Mirrors BlTileShape::ELEMS: every reflector (rg slices of m / rg rows, 4 apart
+    /// Mirrors BlTileShape::ELEMS: every reflector (rg slices of rows / rg rows, 4 apart
     /// when that is a multiple of 8), tau, beta, 32 slots.
-    pub fn smem_bytes<T: Real>(&self) -> usize {
-        let r = self.m / self.rg;
+    pub(crate) fn smem_bytes<T: Real>(&self) -> usize {
+        let r = self.rows / self.rg;
         let pitch = if r % 8 == 0 { r + 4 } else { r };
-        let kmax = self.m.min(self.n);
+        let kmax = self.rows.min(self.cols);
         (kmax * self.rg * pitch + 2 * kmax + 32) * std::mem::size_of::<T>()
     }
 }
@@ -170,8 +156,8 @@ impl TileShape {
 /// grids, register caps and chunk lengths measured for its capacity (gpu-lab `gridsweep`,
 /// `tiletime128`, `tilenarrow`; docs/results/h200/2026-12-01-qr-tile/ and
 /// docs/results/h200/2026-12-01-qr-tile-chunks-staging/).
-pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
-    // [m, n, rg, cg, minb, fc, qc, stage]
+pub(crate) fn tile_shapes(t: DType) -> Vec<TileConfig> {
+    // [rows, cols, rg, cg, minb, fc, qc, stage]
     let list: &[[usize; 8]] = match t {
         DType::F32 => &[
             [64, 64, 4, 16, 8, 8, 8, 0],
@@ -185,42 +171,26 @@ pub(crate) fn tile_shapes(t: DType) -> Vec<TileShape> {
             [128, 128, 16, 32, 1, 16, 16, 1],
         ],
     };
-    let shape = |&[m, n, rg, cg, minb, fc, qc, stage]: &[usize; 8]| TileShape {
-        m,
-        n,
+    let shape = |&[rows, cols, rg, cg, minb, fc, qc, stage]: &[usize; 8]| TileConfig {
+        rows,
+        cols,
         rg,
         cg,
         minb,
         fc,
         qc,
-        stage,
+        stage: stage != 0,
     };
     list.iter().map(shape).collect()
-}
-
-impl From<TileConfig> for TileShape {
-    fn from(t: TileConfig) -> TileShape {
-        TileShape {
-            m: t.rows,
-            n: t.cols,
-            rg: t.rg,
-            cg: t.cg,
-            minb: t.minb,
-            fc: t.fc,
-            qc: t.qc,
-            stage: t.stage as usize,
-        }
-    }
 }
 
 /// Whether a caller's tile instantiation holds `p` on this device (its template's own
 /// constraints are checked when NVRTC compiles it).
 pub(crate) fn check_tile_config(p: &Problem, caps: &DeviceCaps, t: &TileConfig) -> Result<()> {
     let nc = qr_cols(p).0;
-    let shape = TileShape::from(*t);
     let smem = match p.dtype {
-        DType::F32 => shape.smem_bytes::<f32>(),
-        _ => shape.smem_bytes::<f64>(),
+        DType::F32 => t.smem_bytes::<f32>(),
+        _ => t.smem_bytes::<f64>(),
     };
     if t.rows < p.m || t.cols < nc {
         return Err(Error::Argument(format!(
@@ -239,11 +209,11 @@ pub(crate) fn check_tile_config(p: &Problem, caps: &DeviceCaps, t: &TileConfig) 
 }
 
 /// The smallest tile instantiation taking m rows and `ncols` columns.
-pub(crate) fn tile_shape<T: Real>(m: usize, ncols: usize) -> Option<TileShape> {
+pub(crate) fn tile_shape<T: Real>(m: usize, ncols: usize) -> Option<TileConfig> {
     tile_shapes(T::DTYPE)
         .into_iter()
-        .filter(|s| s.m >= m && s.n >= ncols)
-        .min_by_key(|s| (s.m * s.n, s.n))
+        .filter(|s| s.rows >= m && s.cols >= ncols)
+        .min_by_key(|s| (s.rows * s.cols, s.cols))
 }
 
 /// Whether the tile kernel takes m x `ncols` on this device (its shared memory fits).
@@ -518,7 +488,7 @@ pub(crate) struct Call {
     /// The blocked kernel's panel width (the plan's).
     pub panel: usize,
     /// The tile kernel's instantiation, where the plan fixes one.
-    pub tile: Option<TileShape>,
+    pub tile: Option<TileConfig>,
 }
 
 fn base_args(c: &Call) -> QrArgs {
@@ -559,7 +529,7 @@ unsafe fn launch_single<T: Real>(
     kind: QrKernel,
     stream: RawStream,
     mut p: QrArgs,
-    tile: Option<TileShape>,
+    tile: Option<TileConfig>,
 ) -> Result<()> {
     let (tn, ct) = tname::<T>();
     let (m, n) = (p.m as usize, p.n as usize);

@@ -341,7 +341,7 @@ struct BlTileShape {
     static const int P = R % 8 == 0 ? R + 4 : R;
     static const int VS = RG * P;  // one v
     static const int KMAX = N < M ? N : M;
-    // v's, tau, beta, the warps' maxima (qr.rs `TileShape::smem_bytes` mirrors this)
+    // v's, tau, beta, the warps' maxima (qr.rs `TileConfig::smem_bytes` mirrors this)
     static const int ELEMS = KMAX * VS + 2 * KMAX + 32;
 };
 
