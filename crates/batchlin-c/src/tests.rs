@@ -436,8 +436,8 @@ fn entry_points_are_generated() {
 }
 
 /// The device forms of eigh and the SVD: argument errors first, as QR's; calls that pass
-/// the checks go to the core, which answers UNAVAILABLE here (no CUDA) or, on a GPU
-/// machine, for as long as the CUDA backend has no kernel for them.
+/// the checks go to the core, which answers UNAVAILABLE here (no CUDA; tests/c/test_cuda.c
+/// checks their results on a GPU).
 #[test]
 fn cuda_eigh_and_svd_forms() {
     use batchlin_status::*;

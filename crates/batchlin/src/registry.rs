@@ -130,6 +130,20 @@ pub static KERNELS: &[Kernel] = &[
         "blocked Householder QR across the grid (any size; large matrices)",
         cuda::qr::supports_blocked
     ),
+    Kernel {
+        op: Op::Eigh,
+        backend: Backend::Cuda,
+        name: "block",
+        about: "a block a matrix: tridiagonalisation and implicit QL, in shared memory where it fits (any n)",
+        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_block(p, caps)),
+    },
+    Kernel {
+        op: Op::Svd,
+        backend: Backend::Cuda,
+        name: "jacobi",
+        about: "one-sided Jacobi, a block a matrix, a warp a column pair (any shape)",
+        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_jacobi(p, caps)),
+    },
 ];
 
 /// The kernels of one operation and backend, in registry order.

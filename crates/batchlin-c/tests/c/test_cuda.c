@@ -3,8 +3,8 @@
  * memory and streams made with the CUDA driver API, and host calls with
  * BATCHLIN_BACKEND_CUDA on registered and unregistered buffers, each checked for
  * reconstruction, orthogonality, the triangle and sign of R, and against the CPU's result.
- * The device forms of eigh and the SVD, on device memory, give the status and reason the
- * core gives (BATCHLIN_ERROR_UNAVAILABLE while the CUDA backend has no kernel for them),
+ * The device forms of eigh and the SVD, on device memory, against the definitions and the
+ * CPU forms' results; their status where the backend lacks a kernel,
  * never a fault; a pointer that is not device memory is an argument error.
  *
  * Needs cuda.h and libcuda; scripts/test-c builds and runs it where they are, and it
@@ -687,6 +687,156 @@ static void test_device_eigh_svd(int dbl) {
     CU(cuMemFree(di));
 }
 
+/* Copy a host buffer to fresh device memory. */
+static CUdeviceptr to_device(buf h) {
+    CUdeviceptr d = dalloc(bbytes(h));
+    CU(cuMemcpyHtoD(d, h.p, bbytes(h)));
+    return d;
+}
+
+static void from_device(buf h, CUdeviceptr d) { CU(cuMemcpyDtoH(h.p, d, bbytes(h))); }
+
+/* eigh on the device against the definition and the CPU's eigenvalues: A V = V diag(w),
+ * V^T V = I, w ascending and equal to the CPU's; eigvalsh equal to eigh's values. The
+ * input is symmetric in its lower triangle only (junk above: it must not be read). */
+static void test_device_eigh_results(int dbl, int64_t batch, int64_t n) {
+    buf a = balloc(dbl, (size_t)(batch * n * n)), w = balloc(dbl, (size_t)(batch * n)),
+        v = balloc(dbl, (size_t)(batch * n * n)), wc = balloc(dbl, (size_t)(batch * n)),
+        w2 = balloc(dbl, (size_t)(batch * n));
+    fill_random(a);
+    for (int64_t k = 0; k < batch; k++)
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = i + 1; j < n; j++) set(a, (size_t)(k * n * n + i * n + j), 99.0);
+    CUdeviceptr ad = to_device(a), wd = dalloc(bbytes(w)), vd = dalloc(bbytes(v)),
+                w2d = dalloc(bbytes(w2)), id = dalloc((size_t)batch * 4);
+    uint32_t *info = calloc((size_t)batch, 4);
+    void *s_ = (void *)stream;
+    CHECK_STATUS(dbl ? batchlin_deigh_cuda(dptr(ad), batch, n, BATCHLIN_LOWER, dptr(wd),
+                                           dptr(vd), dptr(id), s_)
+                     : batchlin_seigh_cuda(dptr(ad), batch, n, BATCHLIN_LOWER, dptr(wd),
+                                           dptr(vd), dptr(id), s_),
+                 BATCHLIN_OK);
+    CHECK_STATUS(dbl ? batchlin_deigvalsh_cuda(dptr(ad), batch, n, BATCHLIN_LOWER, dptr(w2d),
+                                               NULL, s_)
+                     : batchlin_seigvalsh_cuda(dptr(ad), batch, n, BATCHLIN_LOWER, dptr(w2d),
+                                               NULL, s_),
+                 BATCHLIN_OK);
+    CU(cuStreamSynchronize(stream));
+    from_device(w, wd);
+    from_device(v, vd);
+    from_device(w2, w2d);
+    CU(cuMemcpyDtoH(info, id, (size_t)batch * 4));
+    CHECK_STATUS(dbl ? batchlin_deigvalsh(a.p, batch, n, BATCHLIN_LOWER, wc.p, NULL)
+                     : batchlin_seigvalsh(a.p, batch, n, BATCHLIN_LOWER, wc.p, NULL),
+                 BATCHLIN_OK);
+    double tol = tol_for(dbl, n, n);
+    double *am = malloc(sizeof(double) * (size_t)(n * n)), *vm = malloc(sizeof(double) * (size_t)(n * n));
+    double worst_res = 0, worst_orth = 0, worst_w = 0, worst_w2 = 0;
+    int sorted = 1, flags_ok = 1;
+    for (int64_t k = 0; k < batch; k++) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double x = get(a, (size_t)(k * n * n + (i >= j ? i * n + j : j * n + i)));
+                am[i * n + j] = x;
+                vm[i * n + j] = get(v, (size_t)(k * n * n + i * n + j));
+            }
+        double na = fro(am, n * n), res = 0, dw = 0, dw2 = 0;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double av = 0;
+                for (int64_t p = 0; p < n; p++) av += am[i * n + p] * vm[p * n + j];
+                double d = av - vm[i * n + j] * get(w, (size_t)(k * n + j));
+                res += d * d;
+            }
+        for (int64_t j = 0; j < n; j++) {
+            double x = get(w, (size_t)(k * n + j));
+            dw += fabs(x - get(wc, (size_t)(k * n + j)));
+            dw2 += fabs(x - get(w2, (size_t)(k * n + j)));
+            if (j > 0 && x < get(w, (size_t)(k * n + j - 1))) sorted = 0;
+        }
+        worst_res = fmax(worst_res, sqrt(res) / na);
+        worst_orth = fmax(worst_orth, orth_cols(vm, n, n));
+        worst_w = fmax(worst_w, dw / na);
+        worst_w2 = fmax(worst_w2, dw2 / na);
+        if (info[k] & (BATCHLIN_INFO_NONFINITE | BATCHLIN_INFO_NOT_CONVERGED)) flags_ok = 0;
+    }
+    CHECK(worst_res < tol && worst_orth < tol && sorted && flags_ok,
+          "%s eigh %lldx%lld: residual %.1e, orthogonality %.1e, sorted %d, info ok %d",
+          tname(dbl), (long long)batch, (long long)n, worst_res, worst_orth, sorted, flags_ok);
+    CHECK(worst_w < tol && worst_w2 < tol, "%s eigh %lldx%lld: values off the CPU's by %.1e, "
+          "eigvalsh off eigh's by %.1e", tname(dbl), (long long)batch, (long long)n, worst_w,
+          worst_w2);
+    free(am);
+    free(vm);
+    free(info);
+    bfree(a), bfree(w), bfree(v), bfree(wc), bfree(w2);
+    CUdeviceptr dev_bufs[] = {ad, wd, vd, w2d, id};
+    for (size_t i = 0; i < sizeof dev_bufs / sizeof dev_bufs[0]; i++) CU(cuMemFree(dev_bufs[i]));
+}
+
+/* The SVD on the device: U diag(S) Vh = A, U and Vh orthonormal, S descending and equal
+ * to the CPU's and to svdvals'. */
+static void test_device_svd_results(int dbl, int64_t batch, int64_t m, int64_t n, int full) {
+    int64_t k = m < n ? m : n, uc = full ? m : k, vr = full ? n : k;
+    buf a = balloc(dbl, (size_t)(batch * m * n)), u = balloc(dbl, (size_t)(batch * m * uc)),
+        s = balloc(dbl, (size_t)(batch * k)), vh = balloc(dbl, (size_t)(batch * vr * n)),
+        sc = balloc(dbl, (size_t)(batch * k)), s2 = balloc(dbl, (size_t)(batch * k));
+    fill_random(a);
+    CUdeviceptr ad = to_device(a), ud = dalloc(bbytes(u)), sd = dalloc(bbytes(s)),
+                vd = dalloc(bbytes(vh)), s2d = dalloc(bbytes(s2));
+    void *s_ = (void *)stream;
+    CHECK_STATUS(dbl ? batchlin_dsvd_cuda(dptr(ad), batch, m, n, full, dptr(ud), dptr(sd),
+                                          dptr(vd), NULL, s_)
+                     : batchlin_ssvd_cuda(dptr(ad), batch, m, n, full, dptr(ud), dptr(sd),
+                                          dptr(vd), NULL, s_),
+                 BATCHLIN_OK);
+    CHECK_STATUS(dbl ? batchlin_dsvdvals_cuda(dptr(ad), batch, m, n, dptr(s2d), NULL, s_)
+                     : batchlin_ssvdvals_cuda(dptr(ad), batch, m, n, dptr(s2d), NULL, s_),
+                 BATCHLIN_OK);
+    CU(cuStreamSynchronize(stream));
+    from_device(u, ud);
+    from_device(s, sd);
+    from_device(vh, vd);
+    from_device(s2, s2d);
+    CHECK_STATUS(dbl ? batchlin_dsvdvals(a.p, batch, m, n, sc.p, NULL)
+                     : batchlin_ssvdvals(a.p, batch, m, n, sc.p, NULL),
+                 BATCHLIN_OK);
+    double tol = tol_for(dbl, m > n ? m : n, k);
+    double *um = malloc(sizeof(double) * (size_t)(m * uc)), *vt = malloc(sizeof(double) * (size_t)(n * vr));
+    double worst_rec = 0, worst_u = 0, worst_v = 0, worst_s = 0;
+    for (int64_t b = 0; b < batch; b++) {
+        double na = 0, rec = 0, ds = 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t c = 0; c < uc; c++) um[i * uc + c] = get(u, (size_t)(b * m * uc + i * uc + c));
+        for (int64_t r = 0; r < vr; r++)
+            for (int64_t j = 0; j < n; j++) vt[j * vr + r] = get(vh, (size_t)(b * vr * n + r * n + j));
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double x = get(a, (size_t)(b * m * n + i * n + j)), y = 0;
+                for (int64_t c = 0; c < k; c++) y += um[i * uc + c] * get(s, (size_t)(b * k + c)) * vt[j * vr + c];
+                na += x * x;
+                rec += (x - y) * (x - y);
+            }
+        for (int64_t c = 0; c < k; c++) {
+            ds += fabs(get(s, (size_t)(b * k + c)) - get(sc, (size_t)(b * k + c)));
+            ds += fabs(get(s, (size_t)(b * k + c)) - get(s2, (size_t)(b * k + c)));
+        }
+        worst_rec = fmax(worst_rec, sqrt(rec / na));
+        worst_u = fmax(worst_u, orth_cols(um, m, uc));
+        worst_v = fmax(worst_v, orth_cols(vt, n, vr));
+        worst_s = fmax(worst_s, ds / sqrt(na));
+    }
+    CHECK(worst_rec < tol && worst_u < tol && worst_v < tol && worst_s < tol,
+          "%s svd %lldx%lldx%lld full %d: reconstruction %.1e, U %.1e, V %.1e, S off the CPU's %.1e",
+          tname(dbl), (long long)batch, (long long)m, (long long)n, full, worst_rec, worst_u,
+          worst_v, worst_s);
+    free(um);
+    free(vt);
+    bfree(a), bfree(u), bfree(s), bfree(vh), bfree(sc), bfree(s2);
+    CUdeviceptr dev_bufs[] = {ad, ud, sd, vd, s2d};
+    for (size_t i = 0; i < sizeof dev_bufs / sizeof dev_bufs[0]; i++) CU(cuMemFree(dev_bufs[i]));
+}
+
 /* Host memory given to a device form: a clear argument error naming the buffer, not a
  * fault; for the input and for an output. */
 static void test_device_not_device_memory(int dbl) {
@@ -801,16 +951,25 @@ static void test_host(int dbl) {
     CHECK(d <= agree_tol(dbl) * 4, "cuda host qr %s padded R: differs from the CPU's by %g",
           tname(dbl), d);
 
-    /* eigh has no GPU form yet: a clear status. */
-    buf s = balloc(dbl, 16), w = balloc(dbl, 4);
+    /* eigvalsh of host data on the GPU (strided form, BATCHLIN_BACKEND_CUDA): the CPU's
+     * values. */
+    buf s = balloc(dbl, 16), w = balloc(dbl, 4), wc = balloc(dbl, 4);
+    fill_random(s);
     batchlin_layout ls = batchlin_layout_row_major(1, 4, 4);
     batchlin_status st =
         dbl ? batchlin_deigvalsh_strided(s.p, &ls, 4, BATCHLIN_LOWER, w.p, NULL, NULL,
                                          BATCHLIN_BACKEND_CUDA)
             : batchlin_seigvalsh_strided(s.p, &ls, 4, BATCHLIN_LOWER, w.p, NULL, NULL,
                                          BATCHLIN_BACKEND_CUDA);
-    CHECK(st == BATCHLIN_ERROR_UNAVAILABLE, "eigvalsh on CUDA: %s: %s", batchlin_status_name(st),
+    CHECK(st == BATCHLIN_OK, "eigvalsh of host data on CUDA: %s: %s", batchlin_status_name(st),
           batchlin_last_error());
+    CHECK_STATUS(dbl ? batchlin_deigvalsh(s.p, 1, 4, BATCHLIN_LOWER, wc.p, NULL)
+                     : batchlin_seigvalsh(s.p, 1, 4, BATCHLIN_LOWER, wc.p, NULL),
+                 BATCHLIN_OK);
+    double dwc = 0;
+    for (size_t i = 0; i < 4; i++) dwc = fmax(dwc, fabs(get(w, i) - get(wc, i)));
+    CHECK(dwc < agree_tol(dbl) * 1e-2, "eigvalsh of host data on CUDA: off the CPU's by %g", dwc);
+    bfree(wc);
     bfree(s);
     bfree(w);
     bfree(r);
@@ -846,6 +1005,14 @@ int main(void) {
         test_device_errors(dbl);
         test_device_qr_runs(dbl);
         test_device_eigh_svd(dbl);
+        test_device_eigh_results(dbl, 7, 5);
+        test_device_eigh_results(dbl, 3, 33);
+        test_device_eigh_results(dbl, 2, 130);
+        for (int full = 0; full < 2; full++) {
+            test_device_svd_results(dbl, 5, 9, 6, full);
+            test_device_svd_results(dbl, 4, 6, 9, full);
+            test_device_svd_results(dbl, 2, 40, 40, full);
+        }
         test_device_not_device_memory(dbl);
         test_device_shape(dbl, 64, 16, 16, BATCHLIN_QR_REDUCED);
         test_device_shape(dbl, 33, 40, 24, BATCHLIN_QR_REDUCED);

@@ -300,6 +300,8 @@ pub(crate) const COMMON_CU: &str = include_str!("kernels/common.cu");
 pub(crate) const QR_CU: &str = include_str!("kernels/qr.cu");
 pub(crate) const QR_BLOCKED_CU: &str = include_str!("kernels/qr_blocked.cu");
 pub(crate) const QR_CLUSTER_CU: &str = include_str!("kernels/qr_cluster.cu");
+pub(crate) const EIGH_CU: &str = include_str!("kernels/eigh.cu");
+pub(crate) const SVD_CU: &str = include_str!("kernels/svd.cu");
 
 /// The full source of the module that holds kernel `name`, instantiated by `inst`
 /// (`BL_BQ_*` lines instantiate the blocked QR kernels of qr_blocked.cu).
@@ -308,6 +310,10 @@ pub(crate) fn module_source(inst: &str) -> String {
         QR_BLOCKED_CU
     } else if inst.starts_with("BL_QR_CLUSTER") {
         QR_CLUSTER_CU
+    } else if inst.starts_with("BL_EIGH_") {
+        EIGH_CU
+    } else if inst.starts_with("BL_SVD_") {
+        SVD_CU
     } else {
         QR_CU
     };

@@ -1,4 +1,4 @@
-//! The CUDA backend: batched QR on NVIDIA GPUs, on any CUDA device of the process.
+//! The CUDA backend: batched QR, eigh and SVD on NVIDIA GPUs, on any CUDA device of the process.
 //!
 //! Everything goes through the CUDA driver and NVRTC, loaded at run time (cudarc's
 //! dynamic loading) behind `driver.rs`, the one module that calls CUDA: on a machine with
@@ -19,9 +19,11 @@
 //! reasons in docs/proposals/cuda-qr.md.
 
 mod driver;
+pub(crate) mod eigh;
 pub mod host_buffers;
 pub(crate) mod qr;
 pub(crate) mod qr_blocked;
+pub(crate) mod svd;
 #[cfg(test)]
 mod tests;
 
@@ -32,7 +34,7 @@ use crate::entry::{DeviceWords, InfoOut, Outputs, Request};
 use crate::place::{Place, Stream};
 use crate::plan::{KernelParams, Plan};
 use crate::view::{BatchMut, BatchRef, Layout};
-use crate::{DType, Error, Info, Operation, QrMode, Real, Result};
+use crate::{DType, Error, Info, Operation, QrMode, Real, Result, Uplo};
 use driver::{Pinned, RawStream, Scratch};
 use qr::{KMat, QrKernel};
 
@@ -161,71 +163,138 @@ fn run_device<T: Real>(
         return Ok(());
     }
     let a = kmat(req.a.as_ptr() as u64, l)?;
-    let Operation::Qr(mode) = req.operation else {
-        return Err(Error::Unavailable(format!(
-            "the CUDA backend has no kernel for {}",
-            req.operation.op()
-        )));
-    };
-    let Outputs::Qr { q, r } = &mut req.out else {
-        return Err(Error::Argument("internal: QR outputs expected".into()));
-    };
-    let (q_cols, r_rows) = mode.output_dims(m, n);
-    let q = match q {
-        Some(q) => Some(kmat(q.as_mut_ptr() as u64, q.layout())?),
-        None => None,
-    };
-    let r = kmat(r.as_mut_ptr() as u64, r.layout())?;
+    let mat = |v: &mut BatchMut<'_, T>| kmat(v.as_mut_ptr() as u64, v.layout());
     // SAFETY (the launches): every view was made from device memory of this device by an
     // unsafe constructor whose contract covers the elements its layout reaches, and the
     // stream belongs to this device's primary context (Stream::from_raw's contract).
     unsafe {
-        if m == 0 || n == 0 {
-            // Nothing to factor: R is empty; a complete Q (M x M) is the identity.
-            if let Some(qm) = q {
-                if m > 0 && mode == QrMode::Complete {
-                    qr::eye::<T>(&dev.dev, stream, batch, m, qm)?;
-                }
+        match (req.operation, &mut req.out) {
+            (Operation::Qr(mode), Outputs::Qr { q, r }) => {
+                let q = match q {
+                    Some(q) => Some(mat(q)?),
+                    None => None,
+                };
+                run_qr::<T>(dev, plan, stream, (batch, m, n), mode, a, q, mat(r)?, info)
             }
-            return if info == 0 {
-                Ok(())
-            } else {
-                driver::zero_words(info, batch, stream)
-            };
+            (Operation::Eigh { uplo, .. }, Outputs::Eigh { w, v }) => {
+                if n == 0 {
+                    return zero_info(info, batch, stream);
+                }
+                let v = match v {
+                    Some(v) => Some(mat(v)?),
+                    None => None,
+                };
+                let call = eigh::Call {
+                    batch,
+                    n,
+                    a,
+                    lower: uplo == Uplo::Lower,
+                    w: mat(w)?,
+                    v,
+                    info,
+                };
+                eigh::run::<T>(&dev.dev, stream, &call)
+            }
+            (Operation::Svd { full_matrices, .. }, Outputs::Svd { u, s, vh }) => {
+                let (u, vh) = match (u, vh) {
+                    (Some(u), Some(vh)) => (Some(mat(u)?), Some(mat(vh)?)),
+                    _ => (None, None),
+                };
+                if m.min(n) == 0 {
+                    // Nothing to decompose: full factors are identities, thin ones empty.
+                    if full_matrices {
+                        for (x, k) in [(u, m), (vh, n)] {
+                            if let (Some(x), true) = (x, k > 0) {
+                                qr::eye::<T>(&dev.dev, stream, batch, k, x)?;
+                            }
+                        }
+                    }
+                    return zero_info(info, batch, stream);
+                }
+                let call = svd::Call {
+                    batch,
+                    m,
+                    n,
+                    a,
+                    full: full_matrices,
+                    u,
+                    s: mat(s)?,
+                    vh,
+                    info,
+                };
+                svd::run::<T>(&dev.dev, stream, &call)
+            }
+            _ => Err(Error::Argument(
+                "internal: the outputs do not match the operation".into(),
+            )),
         }
-        // No info words asked for: the kernels write theirs to pool scratch, freed
-        // stream-ordered after them when `discard` drops.
-        let mut discard = Scratch::new(stream);
-        let info = if info == 0 {
-            discard.alloc(batch * 4)?
-        } else {
-            info
-        };
-        let (panel, tile) = match plan.params {
-            KernelParams::QrBlocked { panel } => (panel, None),
-            KernelParams::QrTile(t) => (32, Some(t)),
-            KernelParams::None => (32, None),
-        };
-        let call = qr::Call {
-            batch,
-            m,
-            n,
-            a,
-            q,
-            qcols: q_cols,
-            r,
-            rrows: r_rows,
-            info,
-            panel,
-            tile,
-        };
-        qr::run::<T>(
-            &dev.dev,
-            QrKernel::from_name(plan.kernel.name)?,
-            stream,
-            &call,
-        )
     }
+}
+
+/// Zero info words (nothing decomposed); none asked for is nothing to do.
+unsafe fn zero_info(info: u64, batch: usize, stream: RawStream) -> Result<()> {
+    if info == 0 {
+        Ok(())
+    } else {
+        driver::zero_words(info, batch, stream)
+    }
+}
+
+/// QR on device views (`dev`'s context current).
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_qr<T: Real>(
+    dev: &CudaDevice,
+    plan: &Plan,
+    stream: RawStream,
+    (batch, m, n): (usize, usize, usize),
+    mode: QrMode,
+    a: KMat,
+    q: Option<KMat>,
+    r: KMat,
+    info: u64,
+) -> Result<()> {
+    let (q_cols, r_rows) = mode.output_dims(m, n);
+    if m == 0 || n == 0 {
+        // Nothing to factor: R is empty; a complete Q (M x M) is the identity.
+        if let Some(qm) = q {
+            if m > 0 && mode == QrMode::Complete {
+                qr::eye::<T>(&dev.dev, stream, batch, m, qm)?;
+            }
+        }
+        return zero_info(info, batch, stream);
+    }
+    // No info words asked for: the kernels write theirs to pool scratch, freed
+    // stream-ordered after them when `discard` drops.
+    let mut discard = Scratch::new(stream);
+    let info = if info == 0 {
+        discard.alloc(batch * 4)?
+    } else {
+        info
+    };
+    let (panel, tile) = match plan.params {
+        KernelParams::QrBlocked { panel } => (panel, None),
+        KernelParams::QrTile(t) => (32, Some(t)),
+        KernelParams::None => (32, None),
+    };
+    let call = qr::Call {
+        batch,
+        m,
+        n,
+        a,
+        q,
+        qcols: q_cols,
+        r,
+        rrows: r_rows,
+        info,
+        panel,
+        tile,
+    };
+    qr::run::<T>(
+        &dev.dev,
+        QrKernel::from_name(plan.kernel.name)?,
+        stream,
+        &call,
+    )
 }
 
 /// How one host view travels: its device buffer, the device view's strides, and whether
@@ -433,6 +502,14 @@ fn all_instantiations() -> Vec<(String, String)> {
         }
         insts.push((format!("gemm_{tn}"), format!("BL_GEMM({tn}, {ct})")));
         insts.push((format!("eye_{tn}"), format!("BL_EYE({tn}, {ct})")));
+        insts.push((
+            format!("eigh_block_{tn}"),
+            format!("BL_EIGH_BLOCK({tn}, {ct})"),
+        ));
+        insts.push((
+            format!("svd_jacobi_{tn}"),
+            format!("BL_SVD_JACOBI({tn}, {ct})"),
+        ));
     }
     insts.extend(qr_blocked::instantiations());
     insts

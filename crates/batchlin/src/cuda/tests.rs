@@ -598,7 +598,7 @@ fn nvrtc_compiles_every_kernel() {
                 v.len(),
                 warps
                     + tiles
-                    + 2 * (qr::WY_RPL.len() + 3)
+                    + 2 * (qr::WY_RPL.len() + 5)
                     + clusters
                     + qr_blocked::instantiations().len()
             );

@@ -37,6 +37,7 @@ struct GemmArgs {
 };
 
 #define BL_INFO_NONFINITE 1u
+#define BL_INFO_NOT_CONVERGED 2u
 #define BL_INFO_RANK_DEFICIENT 4u
 
 template <typename T> struct BlT;
@@ -230,4 +231,85 @@ __device__ __forceinline__ void bl_householder_nb(float alpha, float ss, float& 
 }
 __device__ __forceinline__ void bl_householder_nb(double alpha, double ss, double& beta, double& tau, double& scal) {
     bl_householder(alpha, ss, beta, tau, scal);
+}
+
+// Sum over the block (blockDim.x a multiple of 32) in a fixed order; every thread gets it.
+// `red` holds 32 elements of shared memory.
+template <typename T> __device__ __forceinline__ T bl_sum_all(T v, T* red) {
+    v = bl_warp_sum(v);
+    const int nw = blockDim.x >> 5;
+    if (nw == 1) return v;
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    T s = T(0);
+    for (int w = 0; w < nw; ++w) s += red[w];
+    return s;
+}
+
+template <typename T> __device__ __forceinline__ T bl_max_all(T v, T* red) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const T o = bl_shfl_xor(v, off);
+        v = o > v ? o : v;
+    }
+    const int nw = blockDim.x >> 5;
+    if (nw == 1) return v;
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    T s = T(0);
+    for (int w = 0; w < nw; ++w) s = red[w] > s ? red[w] : s;
+    return s;
+}
+
+// sqrt(a^2 + b^2), as the CPU's fast_hypot: the plain formula where it cannot overflow or
+// underflow harmfully, else the library's hypot.
+__device__ __forceinline__ float bl_hypot(float a, float b) {
+    const float s = a * a + b * b;
+    return (s >= BlT<float>::tiny() && s < 1e30f) ? sqrtf(s) : hypotf(a, b);
+}
+__device__ __forceinline__ double bl_hypot(double a, double b) {
+    const double s = a * a + b * b;
+    return (s >= BlT<double>::tiny() && s < 1e30) ? sqrt(s) : hypot(a, b);
+}
+
+// The plane rotation tql2 needs: r = |(a, b)|, c = a / r, s = b / r. One reciprocal square root instead of a square root and two
+// divisions on the QL iteration's serial chain (the float one refined by a Newton step);
+// the plain formulas where a^2 + b^2 would overflow or lose accuracy to underflow.
+__device__ __forceinline__ void bl_givens(float a, float b, float& c, float& s, float& r) {
+    const float x = a * a + b * b;
+    if (x >= 1e-30f && x < 1e30f) {
+        float ri = rsqrtf(x);
+        ri = ri * fmaf(-0.5f * x * ri, ri, 1.5f);
+        r = x * ri;
+        c = a * ri;
+        s = b * ri;
+    } else {
+        r = bl_hypot(a, b);
+        c = a / r;
+        s = b / r;
+    }
+}
+__device__ __forceinline__ void bl_givens(double a, double b, double& c, double& s, double& r) {
+    const double x = a * a + b * b;
+    if (x >= 1e-300 && x < 1e300) {
+        const double ri = rsqrt(x);
+        r = x * ri;
+        c = a * ri;
+        s = b * ri;
+    } else {
+        r = bl_hypot(a, b);
+        c = a / r;
+        s = b / r;
+    }
+}
+
+// a / b where a few ulps do not matter (Sturm counts): float by the hardware's fast
+// division, double as it is.
+__device__ __forceinline__ float bl_fdiv(float a, float b) { return __fdividef(a, b); }
+__device__ __forceinline__ double bl_fdiv(double a, double b) { return a / b; }
+
+template <typename T> __device__ __forceinline__ T bl_sign(T a, T b) {
+    return b >= T(0) ? BlT<T>::abs_(a) : -BlT<T>::abs_(a);
 }

@@ -1,0 +1,152 @@
+//! GPU eigh and eigvalsh: the `block` kernel (kernels/eigh.cu), one block a matrix, the
+//! work matrix in shared memory where it fits and in global scratch beyond, so it takes
+//! every n. Its launch and sizing are here; docs/proposals/gpu-eigh-svd.md has the design
+//! and the measurements.
+
+use super::driver::{launch, Device, RawStream, Scratch};
+use super::qr::KMat;
+use super::DeviceCaps;
+use crate::{DType, Error, Problem, Real, Result};
+
+/// Mirrors `struct EighArgs` in kernels/eigh.cu.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+struct EighArgs {
+    a: u64,
+    a_bs: i64,
+    a_rs: i64,
+    a_cs: i64,
+    w: u64,
+    w_bs: i64,
+    w_cs: i64,
+    v: u64,
+    v_bs: i64,
+    v_rs: i64,
+    v_cs: i64,
+    info: u64,
+    work: u64,
+    work_bs: i64,
+    b0: i32,
+    n: i32,
+    lower: i32,
+    ld: i32,
+}
+
+/// One eigh call on device memory.
+pub(crate) struct Call {
+    pub batch: usize,
+    pub n: usize,
+    pub a: KMat,
+    pub lower: bool,
+    pub w: KMat,
+    /// None: eigenvalues alone.
+    pub v: Option<KMat>,
+    pub info: u64,
+}
+
+/// The work matrices' leading dimension: odd, so a thread a row (and a thread a column)
+/// hit distinct shared-memory banks.
+fn ld(n: usize) -> usize {
+    n | 1
+}
+
+/// Elements of T of the work matrix (A, with Q and then Z formed over it).
+fn big_elems(n: usize) -> usize {
+    n * ld(n)
+}
+
+/// Bytes of the small vectors (always in shared memory): d, e, tau, v, p, two rotation
+/// slots, a reduction buffer, then the messages and the permutation as ints.
+fn small_bytes(n: usize, es: usize) -> usize {
+    (9 * n + 32) * es + (8 + n) * 4
+}
+
+/// The thread count: a row a thread up to 512 rows (the kernel's launch bound, which
+/// leaves float64 128 registers a thread), rows looped beyond.
+fn threads(n: usize) -> usize {
+    n.div_ceil(32).clamp(1, 16) * 32
+}
+
+/// The largest n the kernel takes (its int indexing of n * n elements).
+const MAX_N: usize = 46_000;
+
+pub(crate) fn supports_block(p: &Problem, _caps: &DeviceCaps) -> bool {
+    p.m == p.n && p.n <= MAX_N
+}
+
+pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Result<()> {
+    let (n, batch) = (c.n, c.batch);
+    if n > MAX_N {
+        return Err(Error::Argument(format!(
+            "the CUDA eigh kernel takes n up to {MAX_N}, not {n}"
+        )));
+    }
+    let es = std::mem::size_of::<T>();
+    let small = small_bytes(n, es);
+    let big = big_elems(n) * es;
+    let in_smem = big + small <= dev.smem_optin;
+    let smem = if in_smem { big + small } else { small };
+    let (tn, ct) = match T::DTYPE {
+        DType::F32 => ("f32", "float"),
+        _ => ("f64", "double"),
+    };
+    let f = dev.function(
+        &format!("eigh_block_{tn}"),
+        &format!("BL_EIGH_BLOCK({tn}, {ct})"),
+        dev.smem_optin,
+    )?;
+    let v = c.v.unwrap_or(KMat {
+        ptr: 0,
+        bs: 0,
+        rs: 0,
+        cs: 0,
+    });
+    let mut args = EighArgs {
+        a: c.a.ptr,
+        a_bs: c.a.bs,
+        a_rs: c.a.rs,
+        a_cs: c.a.cs,
+        w: c.w.ptr,
+        w_bs: c.w.bs,
+        w_cs: c.w.cs,
+        v: v.ptr,
+        v_bs: v.bs,
+        v_rs: v.rs,
+        v_cs: v.cs,
+        info: c.info,
+        n: n as i32,
+        lower: c.lower as i32,
+        ld: ld(n) as i32,
+        ..Default::default()
+    };
+    // Global work in chunks of the batch of at most WORK_BYTES.
+    let mut sc = Scratch::new(stream);
+    let chunk = if in_smem {
+        batch
+    } else {
+        (WORK_BYTES / big.max(1)).clamp(1, batch)
+    };
+    if !in_smem {
+        args.work = sc.alloc(chunk * big)?;
+        args.work_bs = big_elems(n) as i64;
+    }
+    let mut b0 = 0;
+    while b0 < batch {
+        let cnt = chunk.min(batch - b0);
+        args.b0 = b0 as i32;
+        launch(
+            f,
+            (cnt as u32, 1),
+            threads(n) as u32,
+            smem as u32,
+            stream,
+            &args,
+        )?;
+        b0 += cnt;
+    }
+    Ok(())
+}
+
+/// Global scratch a launch may use when the work matrices do not fit in shared memory
+/// (the batch is split into launches that fit).
+pub(crate) const WORK_BYTES: usize = 1 << 30;

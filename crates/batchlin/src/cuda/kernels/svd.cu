@@ -1,0 +1,367 @@
+// SVD by one-sided (Hestenes) Jacobi, one block a matrix (svd_jacobi_<t>), on the tall
+// orientation p x q (p >= q; a wide matrix is passed transposed through its strides).
+// The matrix is scaled by a power of two so max|a| lies in [0.5, 1); columns are rotated
+// in pairs until every pair is orthogonal to tol = sqrt(max(p, 16)) eps relative to its norms
+// (the Rutishauser rotation), pairs in round-robin order (q/2 disjoint pairs a round, a
+// group of 4-32 lanes a pair, a barrier a round); a column below min(32, p) eps of the largest is
+// null and never rotated (rotating rounding noise against the others never converges:
+// ones(32, 32) ran out of sweeps). Then U's and V's columns re-orthogonalised once. Then sigma_j = |a_j|, sorted
+// descending (a stable rank sort); U's columns a_j / sigma_j, null columns and, for full
+// matrices, the complement filled by Gram-Schmidt from the unit vector of the row of
+// least leverage (twice); signs so that each column of A's U (work U, or work V for a
+// wide A) has its largest component positive; the scaling undone.
+//
+// Work U (p x xcols) and V (q x q) are column-major (U ld ldu), in dynamic shared memory
+// when they fit, else in global scratch (work, work_bs elements a matrix).
+// info: bit 0 non-finite input (every output NaN), bit 1 not converged, bit 2 rank
+// deficient (sigma_min <= p eps sigma_max), bits 16.. the sweeps.
+
+// Mirrors `SvdArgs` in crates/batchlin/src/cuda/svd.rs.
+struct SvdArgs {
+    const void* a;  // element (i, j), i < p, j < q, at a + i*a_rs + j*a_cs
+    bl_i64 a_bs, a_rs, a_cs;
+    void* x;  // work U's columns out (p x xcols); NULL: values only
+    bl_i64 x_bs, x_rs, x_cs;
+    void* s;
+    bl_i64 s_bs, s_cs;
+    void* y;  // work V's columns out (q x q)
+    bl_i64 y_bs, y_rs, y_cs;
+    unsigned int* info;
+    void* work;  // NULL: U and V in shared memory
+    bl_i64 work_bs;
+    int b0;
+    int p, q, xcols, ldu, sign_from_v, max_sweeps, lpp;
+};
+
+// Columns order[0..count) of X (column-major, ld; `rows` long), those with valid[j] when
+// `valid` is given, made orthonormal in that order by one pass of classical Gram-Schmidt.
+// They are orthonormal to a few ulps times the sweeps already; this removes the drift
+// that thousands of rotations leave (||V^T V - I|| 2.1e-5 at 128x128 float32 without it).
+template <typename T>
+__device__ void bl_reorth(T* X, int ld, int rows, const int* order, int count, const int* valid, T* coef,
+                          T* red) {
+    const int tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    for (int c = 0; c < count; ++c) {
+        const int j = order[c];
+        if (valid && !valid[j]) continue;
+        T* xj = X + (bl_i64)j * ld;
+        for (int ci = wid; ci < c; ci += nw) {
+            const int i = order[ci];
+            T s = T(0);
+            if (!valid || valid[i]) {
+                const T* xi = X + (bl_i64)i * ld;
+                for (int r = lane; r < rows; r += 32) s += xi[r] * xj[r];
+                s = bl_warp_sum(s);
+            }
+            if (lane == 0) coef[ci] = s;
+        }
+        __syncthreads();
+        T part = T(0);
+        for (int r = tid; r < rows; r += nt) {
+            T x = xj[r];
+            for (int ci = 0; ci < c; ++ci) x -= coef[ci] * X[(bl_i64)order[ci] * ld + r];
+            xj[r] = x;
+            part += x * x;
+        }
+        const T inv = T(1) / BlT<T>::sqrt_(bl_sum_all(part, red));
+        for (int r = tid; r < rows; r += nt) xj[r] *= inv;
+        __syncthreads();
+    }
+}
+
+template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g) {
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    const int p = g.p, q = g.q, xc = g.xcols, ldu = g.ldu;
+    const int tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    const bl_i64 b = (bl_i64)g.b0 + blockIdx.x;
+    const bool vec = g.x != nullptr;
+    W* sm = reinterpret_cast<W*>(bl_smem);
+    W* U;
+    W* V;
+    const bl_i64 ubig = (bl_i64)ldu * (vec ? xc : q);
+    if (g.work) {
+        U = reinterpret_cast<W*>(g.work) + (bl_i64)blockIdx.x * g.work_bs;  // per launch
+        V = U + ubig;
+    } else {
+        U = sm;
+        V = sm + ubig;
+        sm += ubig + (vec ? (bl_i64)q * q : 0);
+    }
+    W* nrm = sm;            // xc: column norms, then signs
+    W* vecp = nrm + xc;     // p: the candidate column of a completion
+    W* lev = vecp + p;      // p: leverages
+    W* red = lev + p;       // 32
+    int* perm = reinterpret_cast<int*>(red + 32);  // q
+    int* valid = perm + q;  // xc
+    int* flags = valid + xc;  // [0] last sweep that rotated, [1] argmin row
+
+    const T* ap = reinterpret_cast<const T*>(g.a) + b * g.a_bs;
+    const bool rows_fast = (g.a_rs < 0 ? -g.a_rs : g.a_rs) <= (g.a_cs < 0 ? -g.a_cs : g.a_cs);
+    W mx = W(0);
+    for (int idx = tid; idx < p * q; idx += nt) {
+        const int o = idx / (rows_fast ? p : q), in = idx - o * (rows_fast ? p : q);
+        const int i = rows_fast ? in : o, j = rows_fast ? o : in;
+        const W x = W(ap[i * g.a_rs + j * g.a_cs]);
+        U[(bl_i64)j * ldu + i] = x;
+        const W f = bl_absflag(x);
+        mx = f > mx ? f : mx;
+    }
+    mx = bl_max_all(mx, red);
+    bool bad;
+    const int es = bl_scale_exp(mx, bad);
+    T* sp = reinterpret_cast<T*>(g.s) + b * g.s_bs;
+    T* xp = vec ? reinterpret_cast<T*>(g.x) + b * g.x_bs : nullptr;
+    T* yp = vec ? reinterpret_cast<T*>(g.y) + b * g.y_bs : nullptr;
+    if (bad) {
+        const T nan = BlT<T>::nan();
+        for (int j = tid; j < q; j += nt) sp[j * g.s_cs] = nan;
+        if (vec) {
+            for (int idx = tid; idx < p * xc; idx += nt) xp[(idx % p) * g.x_rs + (idx / p) * g.x_cs] = nan;
+            for (int idx = tid; idx < q * q; idx += nt) yp[(idx % q) * g.y_rs + (idx / q) * g.y_cs] = nan;
+        }
+        if (tid == 0 && g.info) g.info[b] = BL_INFO_NONFINITE;
+        return;
+    }
+    __syncthreads();
+    for (int idx = tid; idx < p * q; idx += nt) {
+        W* u = U + (bl_i64)(idx / p) * ldu + idx % p;
+        *u = bl_scale2(*u, -es);
+    }
+    if (vec)
+        for (int idx = tid; idx < q * q; idx += nt) V[idx] = (idx % q == idx / q) ? W(1) : W(0);
+    if (tid == 0) flags[0] = -1;
+    __syncthreads();
+
+    // The largest column's squared norm, for the null-column rule.
+    W cmax = W(0);
+    for (int j = wid; j < q; j += nw) {
+        const W* u = U + (bl_i64)j * ldu;
+        W s = W(0);
+        for (int i = lane; i < p; i += 32) s += u[i] * u[i];
+        s = bl_warp_sum(s);
+        cmax = s > cmax ? s : cmax;
+    }
+    cmax = bl_max_all(cmax, red);
+    const W eps = W(BlT<T>::eps());  // the output type's: the tolerances it can show
+    // Null: below min(32, p) eps of the largest column (at most the rank rule's p eps, so a
+    // frozen null column is flagged).
+    const W nf = W(p < 4 ? 4 : (p > 32 ? 32 : p));
+    const W null2 = nf * nf * eps * eps * cmax;
+    const W tol = BlT<W>::sqrt_(W(p > 16 ? p : 16)) * eps;
+    const int q2 = q + (q & 1), rounds = q2 - 1, npairs = q2 / 2;
+
+    int sweeps = 0;
+    bool conv = false;
+    // A group of lpp lanes (4..32, a power of two) a column pair: lpp * 4 rows or more.
+    const int lpp = g.lpp, gl = tid & (lpp - 1), gid = tid / lpp, ng = nt / lpp;
+    const unsigned gmask = lpp == 32 ? 0xffffffffu : (((1u << lpp) - 1u) << (lane & ~(lpp - 1)));
+    for (int sw = 0; sw < g.max_sweeps; ++sw) {
+        for (int r = 0; r < rounds; ++r) {
+            for (int k = gid; k < npairs; k += ng) {
+                int i, j;
+                if (k == 0) {
+                    i = 0;
+                    j = 1 + r % rounds;
+                } else {
+                    i = 1 + (r + k) % rounds;
+                    j = 1 + (r + rounds - k) % rounds;
+                }
+                if (i >= q || j >= q) continue;
+                W* ui = U + (bl_i64)i * ldu;
+                W* uj = U + (bl_i64)j * ldu;
+                W aii = W(0), ajj = W(0), aij = W(0);
+                for (int row = gl; row < p; row += lpp) {
+                    const W x = ui[row], y = uj[row];
+                    aii += x * x;
+                    ajj += y * y;
+                    aij += x * y;
+                }
+                for (int off = lpp >> 1; off > 0; off >>= 1) {
+                    aii += __shfl_xor_sync(gmask, aii, off);
+                    ajj += __shfl_xor_sync(gmask, ajj, off);
+                    aij += __shfl_xor_sync(gmask, aij, off);
+                }
+                if (aii <= null2 || ajj <= null2) continue;
+                if (!(BlT<W>::abs_(aij) > tol * BlT<W>::sqrt_(aii) * BlT<W>::sqrt_(ajj))) continue;
+                const W zeta = (ajj - aii) / (W(2) * aij);
+                const W az = BlT<W>::abs_(zeta);
+                const W t = az > W(1) / eps ? W(0.5) / zeta
+                                            : bl_sign(W(1), zeta) / (az + BlT<W>::sqrt_(W(1) + zeta * zeta));
+                const W c = W(1) / BlT<W>::sqrt_(W(1) + t * t);
+                const W s = c * t;
+                for (int row = gl; row < p; row += lpp) {
+                    const W x = ui[row], y = uj[row];
+                    ui[row] = c * x - s * y;
+                    uj[row] = s * x + c * y;
+                }
+                if (vec) {
+                    W* vi = V + (bl_i64)i * q;
+                    W* vj = V + (bl_i64)j * q;
+                    for (int row = gl; row < q; row += lpp) {
+                        const W x = vi[row], y = vj[row];
+                        vi[row] = c * x - s * y;
+                        vj[row] = s * x + c * y;
+                    }
+                }
+                if (gl == 0) flags[0] = sw;
+            }
+            __syncthreads();
+        }
+        sweeps = sw + 1;
+        // flags[0] < sw: nothing rotated this sweep (a thread already in the next sweep
+        // writes sw + 1, never a smaller value, so every thread decides the same).
+        if (flags[0] < sw) {
+            conv = true;
+            break;
+        }
+    }
+
+    // Singular values and their order.
+    for (int j = wid; j < q; j += nw) {
+        const W* u = U + (bl_i64)j * ldu;
+        W s = W(0);
+        for (int i = lane; i < p; i += 32) s += u[i] * u[i];
+        s = bl_warp_sum(s);
+        if (lane == 0) nrm[j] = BlT<W>::sqrt_(s);
+    }
+    __syncthreads();
+    for (int j = tid; j < q; j += nt) {
+        const W sj = nrm[j];
+        int r = 0;
+        for (int i = 0; i < q; ++i) {
+            const W si = nrm[i];
+            r += (si > sj) || (si == sj && i < j);
+        }
+        perm[r] = j;
+    }
+    __syncthreads();
+    for (int c = tid; c < q; c += nt) sp[c * g.s_cs] = T(bl_scale2(nrm[perm[c]], es));
+    unsigned word = ((unsigned)(sweeps > 0xffff ? 0xffff : sweeps) << 16) | (conv ? 0u : BL_INFO_NOT_CONVERGED);
+    {
+        const W smax = nrm[perm[0]], smin = nrm[perm[q - 1]];
+        if (smin <= W(p) * eps * smax || smax == W(0)) word |= BL_INFO_RANK_DEFICIENT;
+    }
+    if (!vec) {
+        if (tid == 0 && g.info) g.info[b] = word;
+        return;
+    }
+
+    // U: columns normalised; null ones (and the complement for full matrices) filled.
+    const W nullc = BlT<W>::sqrt_(null2);
+    for (int j = wid; j < xc; j += nw) {
+        W* u = U + (bl_i64)j * ldu;
+        const bool ok = j < q && nrm[j] > nullc;
+        if (ok) {
+            const W inv = W(1) / nrm[j];
+            for (int i = lane; i < p; i += 32) u[i] *= inv;
+        }
+        if (lane == 0) valid[j] = ok;
+    }
+    __syncthreads();
+    bl_reorth(U, ldu, p, perm, q, valid, lev, red);
+    bl_reorth(V, q, q, perm, q, (const int*)nullptr, lev, red);
+    for (int c = 0; c < xc; ++c) {
+        if (valid[c]) continue;
+        // The row of least leverage over the valid columns, first on ties.
+        for (int i = tid; i < p; i += nt) {
+            W l = W(0);
+            for (int j = 0; j < xc; ++j)
+                if (valid[j]) {
+                    const W u = U[(bl_i64)j * ldu + i];
+                    l += u * u;
+                }
+            lev[i] = l;
+        }
+        __syncthreads();
+        if (tid == 0) {
+            int best = 0;
+            for (int i = 1; i < p; ++i)
+                if (lev[i] < lev[best]) best = i;
+            flags[1] = best;
+        }
+        __syncthreads();
+        const int kr = flags[1];
+        for (int i = tid; i < p; i += nt) vecp[i] = i == kr ? W(1) : W(0);
+        __syncthreads();
+        // Twice: vecp -= sum_j (u_j . vecp) u_j over the valid columns (classical GS).
+        for (int pass = 0; pass < 2; ++pass) {
+            for (int j = wid; j < xc; j += nw) {
+                if (!valid[j]) continue;
+                const W* u = U + (bl_i64)j * ldu;
+                W s = W(0);
+                for (int i = lane; i < p; i += 32) s += u[i] * vecp[i];
+                s = bl_warp_sum(s);
+                if (lane == 0) lev[j] = s;  // coefficients (lev is free now; xc <= p)
+            }
+            __syncthreads();
+            for (int i = tid; i < p; i += nt) {
+                W x = vecp[i];
+                for (int j = 0; j < xc; ++j)
+                    if (valid[j]) x -= lev[j] * U[(bl_i64)j * ldu + i];
+                vecp[i] = x;
+            }
+            __syncthreads();
+        }
+        W part = W(0);
+        for (int i = tid; i < p; i += nt) part += vecp[i] * vecp[i];
+        const W inv = W(1) / BlT<W>::sqrt_(bl_sum_all(part, red));
+        for (int i = tid; i < p; i += nt) U[(bl_i64)c * ldu + i] = vecp[i] * inv;
+        if (tid == 0) valid[c] = 1;
+        __syncthreads();
+    }
+
+    // Signs: sorted column c < q from work column perm[c] led by A's U; the complement's
+    // columns by themselves. lev[] now holds the signs.
+    for (int c = wid; c < xc; c += nw) {
+        const int j = c < q ? perm[c] : c;
+        const bool from_v = c < q && g.sign_from_v;
+        const W* col = from_v ? V + (bl_i64)j * q : U + (bl_i64)j * ldu;
+        const int len = from_v ? q : p;
+        W best = W(0), lead = W(1);
+        int bi = 1 << 30;
+        for (int i = lane; i < len; i += 32) {
+            const W a = BlT<W>::abs_(col[i]);
+            if (a > best) {
+                best = a;
+                lead = col[i];
+                bi = i;
+            }
+        }
+        // The first index holding the largest |entry| over the warp.
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            const W ob = bl_shfl_xor(best, off);
+            const W ol = bl_shfl_xor(lead, off);
+            const int oi = __shfl_xor_sync(0xffffffffu, bi, off);
+            if (ob > best || (ob == best && oi < bi)) {
+                best = ob;
+                lead = ol;
+                bi = oi;
+            }
+        }
+        __syncwarp();
+        if (lane == 0) lev[c] = lead < W(0) ? W(-1) : W(1);
+    }
+    __syncthreads();
+    const bool x_rows = (g.x_rs < 0 ? -g.x_rs : g.x_rs) >= (g.x_cs < 0 ? -g.x_cs : g.x_cs);
+    for (int idx = tid; idx < p * xc; idx += nt) {
+        const int o = idx / (x_rows ? xc : p), in = idx - o * (x_rows ? xc : p);
+        const int i = x_rows ? o : in, c = x_rows ? in : o;
+        const int j = c < q ? perm[c] : c;
+        xp[i * g.x_rs + c * g.x_cs] = T(lev[c] * U[(bl_i64)j * ldu + i]);
+    }
+    const bool y_rows = (g.y_rs < 0 ? -g.y_rs : g.y_rs) >= (g.y_cs < 0 ? -g.y_cs : g.y_cs);
+    for (int idx = tid; idx < q * q; idx += nt) {
+        const int o = idx / q, in = idx - o * q;
+        const int i = y_rows ? o : in, c = y_rows ? in : o;
+        yp[i * g.y_rs + c * g.y_cs] = T(lev[c] * V[(bl_i64)perm[c] * q + i]);
+    }
+    if (tid == 0 && g.info) g.info[b] = word;
+}
+
+// float work in double: a float matrix's rotations accumulate rounding in U and V that
+// breaks the accuracy floor from 256 columns (||A - U S Vh|| 2.8e-5 at 256x256 in a float
+// model of the kernel, 5.5e-5 before the final re-orthogonalisation); the tolerances stay
+// float's, so the sweeps are float's.
+#define BL_SVD_JACOBI(TN, T)                                                                \
+    extern "C" __global__ void __launch_bounds__(512) svd_jacobi_##TN(SvdArgs p) { bl_svd_jacobi<T, double>(p); }
