@@ -123,6 +123,10 @@ def _host_view(ptr, dtype, shape, strides):
 _QR_MODES = {"qr": "reduced", "qr-complete": "complete", "qr-r": "r"}
 
 
+def _contiguous(shape):
+    return [int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape))]
+
+
 class _EmulatedDevice:
     """`_native.run_cuda` on host memory (the pointers of CPU tensors), computed by the
     core on the CPU: it checks what the Python half hands the native layer (the input's
@@ -134,6 +138,10 @@ class _EmulatedDevice:
     def __call__(self, variant, dtype, a, outs, info_ptr, ordinal, stream, uplo="L",
                  backend=None):
         a_ptr, shape, strides = a
+        shape = list(shape)
+        if strides is None:  # row-major contiguous
+            strides = _contiguous(shape)
+        outs = [(p, list(sh), _contiguous(sh) if st is None else st) for p, sh, st in outs]
         self.calls.append(dict(variant=variant, dtype=dtype, a_ptr=a_ptr, shape=shape,
                                strides=strides, ordinal=ordinal, stream=stream, uplo=uplo))
         assert all(s >= 0 for d, s in zip(shape, strides) if d != 1)
@@ -162,6 +170,9 @@ def emulated(monkeypatch):
         cuda_stream = 12345
 
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: _Stream())
+    import batchlin.torch as bt
+
+    monkeypatch.setattr(bt, "_current_stream", lambda index: _Stream.cuda_stream)
     return fake
 
 

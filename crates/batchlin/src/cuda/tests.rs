@@ -878,3 +878,35 @@ fn gpu_loads_embedded_kernels() {
         "{before:?} -> {after:?}"
     );
 }
+
+/// The planner's per-thread memo of the last device plan never hands back a plan made
+/// for other options, another problem or another forced backend.
+#[test]
+fn device_plan_memo_follows_its_inputs() {
+    if backend().is_none() {
+        return;
+    }
+    let place = |ordinal| Place::Cuda {
+        ordinal,
+        stream: Stream::DEFAULT,
+    };
+    let p = Problem::new(Variant::QrReduced, DType::F32, 64, 32, 32);
+    let q = Problem::new(Variant::QrReduced, DType::F32, 64, 128, 128);
+    let auto = crate::plan(&p, &place(0), &Options::default()).unwrap();
+    let smem = Options::with_kernel(Backend::Cuda, "smem");
+    let forced = crate::plan(&p, &place(0), &smem).unwrap();
+    assert_eq!(forced.kernel.name, "smem");
+    assert_ne!(auto.kernel.name, "smem", "{auto}");
+    let again = crate::plan(&p, &place(0), &Options::default()).unwrap();
+    assert_eq!(again.kernel.name, auto.kernel.name);
+    let other = crate::plan(&q, &place(0), &Options::default()).unwrap();
+    assert_eq!(other.problem, q);
+    assert_eq!(
+        crate::plan(&p, &place(0), &Options::default())
+            .unwrap()
+            .problem,
+        p
+    );
+    let e = crate::plan(&p, &place(0), &Options::with_backend(Backend::CpuFaer)).unwrap_err();
+    assert_eq!(e.kind(), "argument", "{e}");
+}
