@@ -176,6 +176,19 @@ def cuda_libs() -> None:
             continue
 
 
+_ready = set()  # CUDA ordinals prepared for calls (prepare_device)
+
+
+def prepare_device(ordinal: int) -> None:
+    """Before the first call on CUDA device `ordinal`: make NVRTC findable (`cuda_libs`)
+    only where the core will compile kernels there (a GPU whose architecture the build
+    embedded none for). Elsewhere NVRTC is never loaded: loading it took 40 ms of the
+    first call (2026-12-02, the 2-core build machine)."""
+    if _cuda_libs_state is None and _native.nvrtc_needed(ordinal):
+        cuda_libs()
+    _ready.add(ordinal)
+
+
 def gpu_absent_reason():
     """Why there is no usable GPU backend, or None when there is one."""
     cuda_libs()
@@ -286,8 +299,8 @@ def device_run(framework: str, variant: str, x, dtype: str, ordinal: int, stream
     the core's UnavailableError, with the input's device named."""
     if backend is not None and backend != "auto":
         check_gpu_backend_arg(backend, f"cuda:{ordinal}")
-    if _cuda_libs_state is None:
-        cuda_libs()
+    if ordinal not in _ready:
+        prepare_device(ordinal)
     shape = tuple(x.shape)
     outs = [None if s is None else empty(s, False)
             for s in output_shapes(variant, shape, uplo)]

@@ -177,6 +177,26 @@ def emulated(monkeypatch):
 
 
 @needs_torch
+@pytest.mark.parametrize("needed", [False, True])
+def test_nvrtc_loaded_only_where_needed(emulated, monkeypatch, needed):
+    """The first device call makes NVRTC findable only where the core says kernels will be
+    compiled (no embedded CUBINs for the GPU), once per device."""
+    import batchlin.torch as bt
+
+    loads, asked = [], []
+    monkeypatch.setattr(_front, "_ready", set())
+    monkeypatch.setattr(_front, "_cuda_libs_state", None)
+    monkeypatch.setattr(_front, "cuda_libs", lambda: loads.append(1))
+    monkeypatch.setattr(batchlin._native, "nvrtc_needed",
+                        lambda ordinal: asked.append(ordinal) or needed)
+    x = torch.from_numpy(rng(4).standard_normal((3, 5, 4)))
+    for _ in range(3):
+        bt._qr_cuda(x, "reduced", "auto")
+    assert asked == [0] and len(loads) == int(needed)
+    assert len(emulated.calls) == 3
+
+
+@needs_torch
 @pytest.mark.parametrize("mode", MODES)
 def test_device_path_emulated(emulated, mode):
     import batchlin.torch as bt

@@ -444,6 +444,13 @@ fn devices(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
+/// Whether calls on CUDA device `ordinal` may compile kernels with NVRTC (the build
+/// embedded none for its architecture): the Python side makes NVRTC findable only then.
+#[pyfunction]
+fn nvrtc_needed(py: Python<'_>, ordinal: usize) -> bool {
+    py.detach(|| batchlin::cuda::needs_nvrtc(ordinal))
+}
+
 /// Why there is no usable GPU, or None when there is one.
 #[pyfunction]
 fn gpu_absent_reason() -> Option<String> {
@@ -467,6 +474,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_absent_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(nvrtc_needed, m)?)?;
     m.add_function(wrap_pyfunction!(policy_source, m)?)?;
     m.add_function(wrap_pyfunction!(xla_ffi_targets, m)?)?;
     m.add(

@@ -90,6 +90,17 @@ pub struct KernelLoads {
     pub compiled: usize,
 }
 
+/// Whether kernels on CUDA device `ordinal` may need NVRTC: the build embedded no CUBINs
+/// for its architecture (or none at all). False where the device cannot be opened (a
+/// call there fails with the reason anyway). A caller's own tile instantiation
+/// (`Params::qr_tile`) is compiled by NVRTC whatever this says.
+pub fn needs_nvrtc(ordinal: usize) -> bool {
+    match device(ordinal) {
+        Ok(d) => embedded::select_arch(&embedded::archs(), &d.dev.arch()).is_none(),
+        Err(_) => false,
+    }
+}
+
 /// The architectures this build embedded CUBINs for (empty where it was built without
 /// NVRTC), and what it embedded in words.
 pub fn embedded_kernels() -> (Vec<&'static str>, String) {
