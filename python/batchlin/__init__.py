@@ -49,6 +49,8 @@ from . import _native
 from . import _front
 from . import _jax
 from ._front import DTypeError, UnavailableError, to_host, _ndarray, F32, F64
+from ._front import check_bool as _check_bool, check_str as _check_str
+from ._front import check_backend as _check_backend
 
 __version__ = _native.__version__
 
@@ -182,12 +184,18 @@ def qr(a, mode: str = "reduced", *, backend: str | None = None):
     (Q [..., M, M], R [..., M, N]); "r": R [..., K, N] alone (Q is never formed).
     diag(R) >= 0. Returns a named tuple (Q, R), or R alone for mode "r".
     """
+    if type(mode) is not str or (backend is not None and type(backend) is not str):
+        _check_str("qr", "mode", mode)
+        _check_backend("qr", backend)
     return _qr(a, mode, backend, False)
 
 
 def qr_ex(a, mode: str = "reduced", *, backend: str | None = None) -> QRExResult:
     """As ``qr``, plus the per-matrix info words (uint32 [...]; int32 for torch):
     (Q, R, info), with Q None for mode "r"."""
+    if type(mode) is not str or (backend is not None and type(backend) is not str):
+        _check_str("qr_ex", "mode", mode)
+        _check_backend("qr_ex", backend)
     return _qr(a, mode, backend, True)
 
 
@@ -220,22 +228,34 @@ def eigh(a, UPLO: str = "L", *, backend: str | None = None) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric matrices of
     ``a`` ``[..., N, N]``, reading only the ``UPLO`` ("L" or "U") triangle, as
     numpy.linalg.eigh. Returns (eigenvalues [..., N], eigenvectors [..., N, N])."""
+    if type(UPLO) is not str or (backend is not None and type(backend) is not str):
+        _check_str("eigh", "UPLO", UPLO)
+        _check_backend("eigh", backend)
     return _eigh(a, UPLO, True, backend, False)
 
 
 def eigh_ex(a, UPLO: str = "L", *, backend: str | None = None) -> EighExResult:
     """As ``eigh``, plus the per-matrix info words: (eigenvalues, eigenvectors, info)."""
+    if type(UPLO) is not str or (backend is not None and type(backend) is not str):
+        _check_str("eigh_ex", "UPLO", UPLO)
+        _check_backend("eigh_ex", backend)
     return _eigh(a, UPLO, True, backend, True)
 
 
 def eigvalsh(a, UPLO: str = "L", *, backend: str | None = None):
     """Eigenvalues (ascending) alone of the symmetric matrices of ``a``, as
     numpy.linalg.eigvalsh (cheaper than eigh)."""
+    if type(UPLO) is not str or (backend is not None and type(backend) is not str):
+        _check_str("eigvalsh", "UPLO", UPLO)
+        _check_backend("eigvalsh", backend)
     return _eigh(a, UPLO, False, backend, False)
 
 
 def eigvalsh_ex(a, UPLO: str = "L", *, backend: str | None = None) -> EigvalshExResult:
     """As ``eigvalsh``, plus the per-matrix info words: (eigenvalues, info)."""
+    if type(UPLO) is not str or (backend is not None and type(backend) is not str):
+        _check_str("eigvalsh_ex", "UPLO", UPLO)
+        _check_backend("eigvalsh_ex", backend)
     return _eigh(a, UPLO, False, backend, True)
 
 
@@ -267,28 +287,47 @@ def _svd(a, full_matrices, vectors, backend, ex):
     return SvdvalsExResult(s, info) if ex else s
 
 
-def svd(a, full_matrices: bool = False, *, backend: str | None = None) -> SVDResult:
-    """SVD of every matrix of ``a`` ``[..., M, N]``: A = U diag(S) Vh, S descending.
+def svd(a, full_matrices: bool = False, compute_uv: bool = True, *,
+        backend: str | None = None):
+    """SVD of every matrix of ``a`` ``[..., M, N]``: A = U diag(S) Vh, S descending, as
+    numpy.linalg.svd.
 
     U [..., M, K], S [..., K], Vh [..., K, N] (K = min(M, N)); with full_matrices,
-    U [..., M, M] and Vh [..., N, N]. Note the default full_matrices=False, as
+    U [..., M, M] and Vh [..., N, N]. With ``compute_uv=False``, S alone (as
+    ``svdvals``; U and Vh are never formed). Note the default full_matrices=False, as
     torch.linalg.svd's documentation recommends (numpy.linalg.svd defaults to True).
     """
-    return _svd(a, full_matrices, True, backend, False)
+    if type(full_matrices) is not bool or type(compute_uv) is not bool or (
+            backend is not None and type(backend) is not str):
+        full_matrices = _check_bool("svd", "full_matrices", full_matrices)
+        compute_uv = _check_bool("svd", "compute_uv", compute_uv)
+        _check_backend("svd", backend)
+    return _svd(a, full_matrices and compute_uv, compute_uv, backend, False)
 
 
-def svd_ex(a, full_matrices: bool = False, *, backend: str | None = None) -> SVDExResult:
-    """As ``svd``, plus the per-matrix info words: (U, S, Vh, info)."""
-    return _svd(a, full_matrices, True, backend, True)
+def svd_ex(a, full_matrices: bool = False, compute_uv: bool = True, *,
+           backend: str | None = None):
+    """As ``svd``, plus the per-matrix info words: (U, S, Vh, info), or (S, info) with
+    ``compute_uv=False``."""
+    if type(full_matrices) is not bool or type(compute_uv) is not bool or (
+            backend is not None and type(backend) is not str):
+        full_matrices = _check_bool("svd_ex", "full_matrices", full_matrices)
+        compute_uv = _check_bool("svd_ex", "compute_uv", compute_uv)
+        _check_backend("svd_ex", backend)
+    return _svd(a, full_matrices and compute_uv, compute_uv, backend, True)
 
 
 def svdvals(a, *, backend: str | None = None):
     """Singular values (descending) alone, as torch.linalg.svdvals (cheaper)."""
+    if backend is not None and type(backend) is not str:
+        _check_backend("svdvals", backend)
     return _svd(a, False, False, backend, False)
 
 
 def svdvals_ex(a, *, backend: str | None = None) -> SvdvalsExResult:
     """As ``svdvals``, plus the per-matrix info words: (S, info)."""
+    if backend is not None and type(backend) is not str:
+        _check_backend("svdvals_ex", backend)
     return _svd(a, False, False, backend, True)
 
 

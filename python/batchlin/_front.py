@@ -86,6 +86,32 @@ def promote_numpy(x: np.ndarray) -> np.ndarray:
     raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dt}")
 
 
+def arg_type_error(fn: str, name: str, want: str, v) -> TypeError:
+    """`batchlin.svd: full_matrices must be a bool, got str`: the function, the argument,
+    what it takes and what it got."""
+    return TypeError(f"batchlin.{fn}: {name} must be {want}, got {type(v).__name__}")
+
+
+def check_bool(fn: str, name: str, v) -> bool:
+    """A bool argument (NumPy's bool too, as numpy.linalg takes it); anything else is a
+    TypeError naming the argument and the function."""
+    if v is True or v is False:
+        return v
+    if isinstance(v, np.bool_):
+        return bool(v)
+    raise arg_type_error(fn, name, "a bool", v)
+
+
+def check_str(fn: str, name: str, v) -> None:
+    if not isinstance(v, str):
+        raise arg_type_error(fn, name, "a str", v)
+
+
+def check_backend(fn: str, backend) -> None:
+    if backend is not None and not isinstance(backend, str):
+        raise arg_type_error(fn, "backend", "a str or None", backend)
+
+
 def not_an_array(a, why: str = "") -> TypeError:
     return TypeError(
         f"batchlin expects an array [..., M, N] (NumPy array, torch tensor, JAX or CuPy "
@@ -148,6 +174,19 @@ def cuda_libs() -> None:
             return
         except OSError:
             continue
+
+
+_ready = set()  # CUDA ordinals prepared for calls (prepare_device)
+
+
+def prepare_device(ordinal: int) -> None:
+    """Before the first call on CUDA device `ordinal`: make NVRTC findable (`cuda_libs`)
+    only where the core will compile kernels there (a GPU whose architecture the build
+    embedded none for). Elsewhere NVRTC is never loaded: loading it took 40 ms of the
+    first call (2026-12-02, the 2-core build machine)."""
+    if _cuda_libs_state is None and _native.nvrtc_needed(ordinal):
+        cuda_libs()
+    _ready.add(ordinal)
 
 
 def gpu_absent_reason():
@@ -230,29 +269,50 @@ def svd_variant(full_matrices, vectors) -> str:
     return "svd-full" if full_matrices else "svd"
 
 
+_out_shapes = {}  # (variant, shape, uplo) -> output shapes, as _native.output_shapes
+_OUT_SHAPES_MAX = 4096
+
+
+def output_shapes(variant: str, shape: tuple, uplo: str):
+    """The output slots' shapes (None where not computed) of `variant` on `shape`,
+    remembered per (variant, shape, uplo): a dict lookup per call, not a native call."""
+    key = (variant, shape, uplo)
+    got = _out_shapes.get(key)
+    if got is None:
+        got = tuple(None if s is None else tuple(s)
+                    for s in _native.output_shapes(variant, list(shape), uplo))
+        if len(_out_shapes) >= _OUT_SHAPES_MAX:
+            _out_shapes.clear()
+        _out_shapes[key] = got
+    return got
+
+
 def device_run(framework: str, variant: str, x, dtype: str, ordinal: int, stream: int,
-               empty, ptr, strides, uplo: str = "L", backend=None):
+               empty, ptr, strides, uplo: str = "L", backend=None, contiguous=False):
     """One operation on CUDA data through the native device call, for every operation:
     `x` (the framework's array, float32/float64, laid out so that its batch collapses to
-    one stride: `batch_layout`) on device `ordinal`, queued on `stream`. `empty(shape,
-    info)` allocates an output (info: the info words) on that device, `ptr(t)` and
-    `strides(t)` (in elements) describe one. Returns every output slot (None where the
-    variant computes none) and the info words, as the host calls do. What the device
-    cannot do comes back as the core's UnavailableError, with the input's device named."""
-    device = f"cuda:{ordinal}"
-    check_gpu_backend_arg(backend, device)
-    cuda_libs()
-    shape = [int(d) for d in x.shape]
-    outs = [None if s is None else empty(tuple(s), False)
-            for s in _native.output_shapes(variant, shape, uplo)]
-    info = empty(tuple(shape[:-2]), True)
+    one stride: `batch_layout`; `contiguous` when it is row-major contiguous) on device
+    `ordinal`, queued on `stream`. `empty(shape, info)` allocates a row-major output
+    (info: the info words) on that device, `ptr(t)` and `strides(t)` (in elements)
+    describe an array. Returns every output slot (None where the variant computes none)
+    and the info words, as the host calls do. What the device cannot do comes back as
+    the core's UnavailableError, with the input's device named."""
+    if backend is not None and backend != "auto":
+        check_gpu_backend_arg(backend, f"cuda:{ordinal}")
+    if ordinal not in _ready:
+        prepare_device(ordinal)
+    shape = tuple(x.shape)
+    outs = [None if s is None else empty(s, False)
+            for s in output_shapes(variant, shape, uplo)]
+    info = empty(shape[:-2], True)
     try:
-        _native.run_cuda(variant, dtype, (ptr(x), shape, strides(x)),
-                         [(ptr(o), list(o.shape), strides(o)) for o in outs if o is not None],
+        # Outputs are row-major contiguous (None: the native side computes the strides).
+        _native.run_cuda(variant, dtype, (ptr(x), shape, None if contiguous else strides(x)),
+                         [(ptr(o), o.shape, None) for o in outs if o is not None],
                          ptr(info), ordinal, stream, uplo, backend)
     except UnavailableError as e:
         raise UnavailableError(f"batchlin.{variant.split('-')[0]}: {framework} input on "
-                               f"{device}: {e}. {_MOVE}") from None
+                               f"cuda:{ordinal}: {e}. {_MOVE}") from None
     return (*outs, info)
 
 
@@ -315,13 +375,25 @@ def cupy_run(variant: str, a, uplo: str = "L", backend=None):
         if lay is None:
             a = cp.ascontiguousarray(a)
         stream = cp.cuda.get_current_stream().ptr
+        adt = a.dtype
         return device_run(
-            "CuPy", variant, a, a.dtype.name, dev.id, stream,
-            lambda shape, info: cp.empty(shape, dtype=cp.uint32 if info else a.dtype),
-            lambda t: t.data.ptr, lambda t: [s // t.itemsize for s in t.strides],
-            uplo, backend)
+            "CuPy", variant, a, adt.name, dev.id, stream,
+            lambda shape, info: cp.empty(shape, dtype=_U32 if info else adt),
+            _cupy_ptr, _cupy_strides, uplo, backend, a.flags.c_contiguous)
         # `a` (a copy made here, if any) goes back to CuPy's pool for this stream: later
         # work on the stream is ordered after the kernel that reads it.
+
+
+_U32 = np.dtype(np.uint32)
+
+
+def _cupy_ptr(t) -> int:
+    return t.data.ptr
+
+
+def _cupy_strides(t) -> list:
+    isz = t.itemsize
+    return [s // isz for s in t.strides]
 
 
 def is_cupy(a) -> bool:

@@ -90,7 +90,12 @@ def register():
         _cuda_state = f"{type(e).__name__}: {e}"
     _state = True
     if _has_gpu(jax):
-        _front.cuda_libs()  # the CUDA handler opens the GPU backend: make NVRTC findable
+        # The CUDA handler runs under jit with no Python around it: make NVRTC findable
+        # now where it will be needed (a GPU the build embedded no kernels for).
+        for d in jax.local_devices():
+            if d.platform in ("gpu", "cuda"):
+                hw = getattr(d, "local_hardware_id", None)
+                _front.prepare_device(d.id if hw is None else hw)
     return _state
 
 
@@ -462,9 +467,10 @@ def _check_device(a, op: str) -> None:
             raise _front.device_error(
                 "JAX", device, op,
                 f"batchlin's CUDA handlers could not be registered with JAX ({_cuda_state})")
-        _front.cuda_libs()
         ordinal = getattr(d, "local_hardware_id", None)
         ordinal = d.id if ordinal is None else ordinal
+        if ordinal not in _front._ready:
+            _front.prepare_device(ordinal)
         dt = np.dtype(a.dtype)
         dtype = "float32" if dt.kind == "f" and dt.itemsize <= 4 else "float64"
         try:

@@ -123,6 +123,10 @@ def _host_view(ptr, dtype, shape, strides):
 _QR_MODES = {"qr": "reduced", "qr-complete": "complete", "qr-r": "r"}
 
 
+def _contiguous(shape):
+    return [int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape))]
+
+
 class _EmulatedDevice:
     """`_native.run_cuda` on host memory (the pointers of CPU tensors), computed by the
     core on the CPU: it checks what the Python half hands the native layer (the input's
@@ -134,6 +138,10 @@ class _EmulatedDevice:
     def __call__(self, variant, dtype, a, outs, info_ptr, ordinal, stream, uplo="L",
                  backend=None):
         a_ptr, shape, strides = a
+        shape = list(shape)
+        if strides is None:  # row-major contiguous
+            strides = _contiguous(shape)
+        outs = [(p, list(sh), _contiguous(sh) if st is None else st) for p, sh, st in outs]
         self.calls.append(dict(variant=variant, dtype=dtype, a_ptr=a_ptr, shape=shape,
                                strides=strides, ordinal=ordinal, stream=stream, uplo=uplo))
         assert all(s >= 0 for d, s in zip(shape, strides) if d != 1)
@@ -162,7 +170,30 @@ def emulated(monkeypatch):
         cuda_stream = 12345
 
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: _Stream())
+    import batchlin.torch as bt
+
+    monkeypatch.setattr(bt, "_current_stream", lambda index: _Stream.cuda_stream)
     return fake
+
+
+@needs_torch
+@pytest.mark.parametrize("needed", [False, True])
+def test_nvrtc_loaded_only_where_needed(emulated, monkeypatch, needed):
+    """The first device call makes NVRTC findable only where the core says kernels will be
+    compiled (no embedded CUBINs for the GPU), once per device."""
+    import batchlin.torch as bt
+
+    loads, asked = [], []
+    monkeypatch.setattr(_front, "_ready", set())
+    monkeypatch.setattr(_front, "_cuda_libs_state", None)
+    monkeypatch.setattr(_front, "cuda_libs", lambda: loads.append(1))
+    monkeypatch.setattr(batchlin._native, "nvrtc_needed",
+                        lambda ordinal: asked.append(ordinal) or needed)
+    x = torch.from_numpy(rng(4).standard_normal((3, 5, 4)))
+    for _ in range(3):
+        bt._qr_cuda(x, "reduced", "auto")
+    assert asked == [0] and len(loads) == int(needed)
+    assert len(emulated.calls) == 3
 
 
 @needs_torch

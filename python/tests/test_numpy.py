@@ -226,3 +226,56 @@ def test_environment_forces_backend(monkeypatch):
     monkeypatch.setenv("BATCHLIN_BACKEND", "nonsense")
     with pytest.raises(ValueError, match="nonsense"):
         batchlin.qr(np.eye(3))
+
+
+def test_svd_compute_uv_as_numpy():
+    a = rng(7).standard_normal((3, 6, 4))
+    s = batchlin.svd(a, compute_uv=False)
+    assert isinstance(s, np.ndarray) and s.shape == (3, 4)
+    assert np.array_equal(s, batchlin.svdvals(a))
+    assert rel(s, np.linalg.svd(a, compute_uv=False)) < F64_TOL
+    # numpy.linalg's positional order: (a, full_matrices, compute_uv).
+    assert np.array_equal(batchlin.svd(a, True, False), s)
+    u, s2, vh = batchlin.svd(a, True, True)
+    assert u.shape == (3, 6, 6) and vh.shape == (3, 4, 4) and rel(s2, s) < F64_TOL
+    s3, info = batchlin.svd_ex(a, compute_uv=False)
+    assert np.array_equal(s3, s) and info.shape == (3,)
+    assert len(batchlin.svd_ex(a)) == 4
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda a: batchlin.svd(a, full_matrices="yes"),
+     "batchlin.svd: full_matrices must be a bool, got str"),
+    (lambda a: batchlin.svd(a, compute_uv=1),
+     "batchlin.svd: compute_uv must be a bool, got int"),
+    (lambda a: batchlin.svd_ex(a, full_matrices=None),
+     "batchlin.svd_ex: full_matrices must be a bool, got NoneType"),
+    (lambda a: batchlin.qr(a, mode=1), "batchlin.qr: mode must be a str, got int"),
+    (lambda a: batchlin.qr(a, backend=3), "batchlin.qr: backend must be a str or None, got int"),
+    (lambda a: batchlin.eigh(a, UPLO=b"L"), "batchlin.eigh: UPLO must be a str, got bytes"),
+    (lambda a: batchlin.eigvalsh(a, backend=["cpu"]),
+     "batchlin.eigvalsh: backend must be a str or None, got list"),
+    (lambda a: batchlin.svdvals(a, backend=1.0),
+     "batchlin.svdvals: backend must be a str or None, got float"),
+])
+def test_argument_type_errors_name_the_argument_and_function(call, message):
+    with pytest.raises(TypeError) as e:
+        call(np.eye(3))
+    assert str(e.value) == message
+
+
+def test_numpy_bools_are_bools():
+    a = rng(8).standard_normal((2, 4, 3))
+    u, s, vh = batchlin.svd(a, full_matrices=np.bool_(True))
+    assert u.shape == (2, 4, 4)
+    assert np.array_equal(batchlin.svd(a, compute_uv=np.False_), s)
+
+
+def test_unavailable_error_is_named_batchlin():
+    import traceback
+
+    E = batchlin.UnavailableError
+    assert E.__module__ == "batchlin" and E.__name__ == "UnavailableError"
+    assert issubclass(E, RuntimeError)
+    line = traceback.format_exception_only(E, E("why"))[-1]
+    assert line.startswith("batchlin.UnavailableError: why"), line

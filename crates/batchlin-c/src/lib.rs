@@ -1,5 +1,6 @@
 //! The C API of batchlin: `libbatchlin.so`, `libbatchlin.a` and `include/batchlin.h`
-//! (generated from this file and src/entry_points.rs by cbindgen; see build.rs).
+//! (generated from this file and src/entry_points.rs by cbindgen; `header_is_current` in
+//! src/tests.rs checks the checked-in copy).
 //!
 //! Conventions:
 //! - Every operation comes in float (`batchlin_s*`) and double (`batchlin_d*`), as in

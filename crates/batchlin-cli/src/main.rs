@@ -27,7 +27,10 @@ const USAGE: &str = "usage:
       --shrink K divides every batch by K (at least 1) for a quick run;
       --peer faer-loop times a plain loop of faer calls instead of batchlin
   batchlin info
-      the devices found, the kernel registry and the plan each shape of record gets";
+      the devices found, the kernels embedded, the kernel registry and the plan each
+      shape of record gets
+  batchlin help | -h | --help
+      this message";
 
 #[derive(Clone, Debug)]
 struct Shape {
@@ -78,9 +81,24 @@ struct Args {
     tile: Option<batchlin::TileConfig>,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut it = std::env::args().skip(1);
-    let cmd = it.next().ok_or_else(|| USAGE.to_string())?;
+/// What the command line asks for: a command to run, or the usage to print (to stdout,
+/// exit 0) because help was asked for.
+enum Parsed {
+    Run(Args),
+    Help,
+}
+
+/// Parse the arguments after the program name. `Err` is a message for stderr (exit 2).
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
+    let mut it = args.into_iter();
+    let cmd = it
+        .next()
+        .ok_or_else(|| format!("a command is needed\n{USAGE}"))?;
+    match cmd.as_str() {
+        "-h" | "--help" | "help" => return Ok(Parsed::Help),
+        "bench" | "info" => {}
+        _ => return Err(format!("unknown command {cmd:?}\n{USAGE}")),
+    }
     let mut a = Args {
         cmd,
         dtype: "f32".into(),
@@ -104,9 +122,12 @@ fn parse_args() -> Result<Args, String> {
             }
             "--op" => a.op = Some(val()?.parse().map_err(|e: batchlin::Error| e.to_string())?),
             "--shrink" => {
-                a.shrink = val()?
+                let v = val()?;
+                a.shrink = v
                     .parse()
-                    .map_err(|_| "--shrink needs a positive integer".to_string())?
+                    .ok()
+                    .filter(|&k: &usize| k > 0)
+                    .ok_or_else(|| format!("--shrink needs a positive integer, got {v:?}"))?
             }
             "--shapes" => a.shapes = Some(val()?),
             "--tile" => a.tile = Some(val()?.parse().map_err(|e: batchlin::Error| e.to_string())?),
@@ -124,26 +145,29 @@ fn parse_args() -> Result<Args, String> {
                 "faer-loop" => a.faer_loop = true,
                 p => return Err(format!("unknown peer {p:?}: expected faer-loop")),
             },
-            "-h" | "--help" => return Err(USAGE.into()),
+            "-h" | "--help" => return Ok(Parsed::Help),
             _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
         }
     }
     if !matches!(a.dtype.as_str(), "f32" | "f64") {
         return Err(format!("--dtype must be f32 or f64, got {:?}", a.dtype));
     }
-    a.shrink = a.shrink.max(1);
     if a.tile.is_some() {
         match a.kernel {
             None | Some("tile") => a.kernel = Some("tile"),
             Some(k) => return Err(format!("--tile instantiates the tile kernel, not {k}")),
         }
     }
-    Ok(a)
+    Ok(Parsed::Run(a))
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(a) => a,
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(2);
@@ -186,10 +210,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        _ => {
-            eprintln!("unknown command {:?}\n{USAGE}", args.cmd);
-            ExitCode::from(2)
-        }
+        _ => unreachable!("parse_args accepts bench and info only"),
     }
 }
 
@@ -201,6 +222,12 @@ fn info(shapes: &[Shape]) {
     }
     if let Some(why) = batchlin::device::gpu_absent_reason() {
         println!("  no GPU: {why}");
+    }
+    let (archs, what) = batchlin::cuda::embedded_kernels();
+    if archs.is_empty() {
+        println!("CUDA kernels: {what} (compiled with NVRTC on first use)");
+    } else {
+        println!("CUDA kernels: embedded, {what}; other GPUs compile with NVRTC on first use");
     }
     println!("kernels (registry):");
     for k in batchlin::registry::KERNELS {
@@ -458,6 +485,75 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
     for r in rows {
         println!("{r}");
     }
-    println!("error: the largest relative residual or orthogonality error over up to 8 matrices a shape, against float64");
+    println!("{}", footnote::<T>());
     all_ok
+}
+
+/// What the bench table's columns mean, and the accuracy bound each result is held to.
+fn footnote<T: Real>() -> String {
+    let (qr, other) = (check::bound::<T>(Op::Qr, 1), check::bound::<T>(Op::Eigh, 1));
+    format!(
+        "Columns: plan = the backend and kernel that ran (and why: [rules] chosen by the \
+         planner, [forced] by an option); ms a call = the median time of one call over the \
+         whole batch ({timing}); calls = how many calls were timed; error = the largest \
+         relative (Frobenius) residual or orthogonality error over up to 8 matrices of \
+         the shape, computed against float64; accuracy = ok when that error is within \
+         the accuracy floor for {dt}: {qr:.0e} for QR, {other:.0e} for eigh and the SVD \
+         (relative to ||A||; orthogonality allowed sqrt(n / 256) more above n = 256), and \
+         no matrix flagged non-finite or not converged; FAIL otherwise.",
+        timing = "GPU rows on device-resident data timed with CUDA events, CPU rows by wall clock",
+        dt = T::DTYPE,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Parsed, String> {
+        parse_args(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn help_is_asked_for_not_an_error() {
+        for h in [
+            &["--help"][..],
+            &["-h"],
+            &["help"],
+            &["bench", "--help"],
+            &["info", "-h"],
+        ] {
+            assert!(matches!(parse(h), Ok(Parsed::Help)), "{h:?}");
+        }
+        let e = parse(&[]).err().unwrap();
+        assert!(e.contains("usage:"), "{e}");
+        let e = parse(&["frobnicate"]).err().unwrap();
+        assert!(e.starts_with("unknown command \"frobnicate\""), "{e}");
+    }
+
+    #[test]
+    fn shrink_must_be_a_positive_integer() {
+        for bad in ["0", "-1", "x", ""] {
+            let e = parse(&["bench", "--shrink", bad]).err().unwrap();
+            assert!(
+                e.contains("--shrink needs a positive integer"),
+                "{bad}: {e}"
+            );
+        }
+        let Ok(Parsed::Run(a)) = parse(&["bench", "--shrink", "16"]) else {
+            panic!("--shrink 16 refused")
+        };
+        assert_eq!(a.shrink, 16);
+    }
+
+    #[test]
+    fn footnote_explains_columns_and_threshold_and_is_no_error() {
+        let f = footnote::<f32>();
+        assert!(!f.to_lowercase().starts_with("error"), "{f}");
+        for col in ["plan", "ms a call", "calls", "error", "accuracy"] {
+            assert!(f.contains(&format!("{col} = ")), "{col} unexplained: {f}");
+        }
+        assert!(f.contains("1e-4") && f.contains("2e-5"), "{f}");
+        assert!(footnote::<f64>().contains("float64"));
+    }
 }

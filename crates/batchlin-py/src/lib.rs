@@ -32,8 +32,9 @@ mod xla_ffi;
 
 use glue::{Raw, RawInfo};
 
+// Named `batchlin.UnavailableError` (its home for users), not `_native.`.
 pyo3::create_exception!(
-    _native,
+    batchlin,
     UnavailableError,
     PyRuntimeError,
     "The backend or device a call needs is not available on this machine or in this build."
@@ -284,7 +285,8 @@ fn output_shapes(
 ///
 /// `variant` as `output_shapes` takes it; `dtype` "float32" or "float64". `a` and each of
 /// `outs` are `(address, shape, strides in elements)`; `outs` holds one buffer per present
-/// slot of `output_shapes`, in its order, allocated by the caller on the same device;
+/// slot of `output_shapes`, in its order, allocated by the caller on the same device
+/// (strides None: row-major contiguous);
 /// `info_ptr` the batch's 32-bit info words there (None: not wanted). The caller keeps
 /// every buffer alive until the stream has run the work. What the device cannot do (a
 /// missing ordinal, an operation without a CUDA kernel) comes back as the core's
@@ -296,8 +298,8 @@ fn run_cuda(
     py: Python<'_>,
     variant: &str,
     dtype: &str,
-    a: (usize, Vec<usize>, Vec<isize>),
-    outs: Vec<(usize, Vec<usize>, Vec<isize>)>,
+    a: (usize, Vec<usize>, Option<Vec<isize>>),
+    outs: Vec<(usize, Vec<usize>, Option<Vec<isize>>)>,
     info_ptr: Option<usize>,
     ordinal: usize,
     stream: usize,
@@ -307,13 +309,19 @@ fn run_cuda(
     let op = glue::operation(variant, uplo).map_err(to_py)?;
     let dtype = dtype_arg(dtype)?;
     let opts = options(backend)?;
-    let raw = |(ptr, shape, strides): (usize, Vec<usize>, Vec<isize>)| Raw {
-        ptr,
-        shape,
-        strides,
+    let raw = |(ptr, shape, strides): (usize, Vec<usize>, Option<Vec<isize>>)| {
+        let strides = match strides {
+            Some(s) => s,
+            None => contiguous_strides(&shape).map_err(to_py)?,
+        };
+        PyResult::Ok(Raw {
+            ptr,
+            shape,
+            strides,
+        })
     };
-    let a = raw(a);
-    let outs: Vec<Raw> = outs.into_iter().map(raw).collect();
+    let a = raw(a)?;
+    let outs: Vec<Raw> = outs.into_iter().map(raw).collect::<PyResult<_>>()?;
     let (batch, _, _) = split(&a.shape)?;
     let info = info_ptr.map(|ptr| RawInfo {
         ptr,
@@ -436,6 +444,13 @@ fn devices(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
+/// Whether calls on CUDA device `ordinal` may compile kernels with NVRTC (the build
+/// embedded none for its architecture): the Python side makes NVRTC findable only then.
+#[pyfunction]
+fn nvrtc_needed(py: Python<'_>, ordinal: usize) -> bool {
+    py.detach(|| batchlin::cuda::needs_nvrtc(ordinal))
+}
+
 /// Why there is no usable GPU, or None when there is one.
 #[pyfunction]
 fn gpu_absent_reason() -> Option<String> {
@@ -459,6 +474,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_absent_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(nvrtc_needed, m)?)?;
     m.add_function(wrap_pyfunction!(policy_source, m)?)?;
     m.add_function(wrap_pyfunction!(xla_ffi_targets, m)?)?;
     m.add(

@@ -36,3 +36,9 @@ pub use problem::{
 };
 pub use scalar::{DType, Real};
 pub use view::{BatchMut, BatchRef, Layout, Memory, Tensor};
+
+/// The README's Rust example, compiled and run by `cargo test --doc` as written (its other
+/// code blocks are shell, C and Python: not Rust, not run here).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExample;

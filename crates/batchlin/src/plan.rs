@@ -119,12 +119,44 @@ fn cpu_rule(p: &Problem) -> Backend {
     }
 }
 
+/// What a device-data plan is made from: the same problem, device, options and forced
+/// backend always give the same plan (the device's capabilities do not change).
+type PlanKey = (Problem, usize, Options, Option<Backend>);
+
+thread_local! {
+    /// The last plan made on this thread for device data: a loop of calls on one shape
+    /// (the common case from Python and C) plans once.
+    static LAST_DEVICE_PLAN: std::cell::Cell<Option<(PlanKey, Plan)>> =
+        const { std::cell::Cell::new(None) };
+}
+
 /// Plan `problem` at `place` under `opts`.
 pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
     let forced = match opts.backend {
         Backend::Auto => env_override()?,
         b => Some(b),
     };
+    let Place::Cuda { ordinal, .. } = *place else {
+        return plan_forced(problem, place, opts, forced);
+    };
+    let key = (*problem, ordinal, *opts, forced);
+    if let Some((k, p)) = LAST_DEVICE_PLAN.with(|c| c.get()) {
+        if k == key {
+            return Ok(p);
+        }
+    }
+    let p = plan_forced(problem, place, opts, forced)?;
+    LAST_DEVICE_PLAN.with(|c| c.set(Some((key, p))));
+    Ok(p)
+}
+
+/// `plan` with the forced backend (the option's, else the environment's) given.
+fn plan_forced(
+    problem: &Problem,
+    place: &Place,
+    opts: &Options,
+    forced: Option<Backend>,
+) -> Result<Plan> {
     let backend = match (place, forced) {
         (Place::Cuda { .. }, None | Some(Backend::Cuda)) => Backend::Cuda,
         (Place::Cuda { ordinal, .. }, Some(b)) => {

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use cudarc::driver::sys as cu;
 use cudarc::nvrtc::sys as rtc;
 
-use super::DeviceCaps;
+use super::{embedded, DeviceCaps};
 use crate::{Error, Result};
 
 /// A CUDA stream handle as the launch code passes it on.
@@ -58,8 +58,11 @@ unsafe impl Sync for Func {}
 pub(crate) struct Device {
     pub ctx: cu::CUcontext,
     pub caps: DeviceCaps,
-    pub nvrtc_version: (i32, i32),
+    /// NVRTC's version, or why there is none: read when a kernel must be compiled.
+    nvrtc_version: std::sync::OnceLock<Result<(i32, i32)>>,
     funcs: Mutex<HashMap<String, Func>>,
+    /// Modules loaded: [embedded CUBIN, disk cache, compiled by NVRTC].
+    pub loads: [std::sync::atomic::AtomicUsize; 3],
 }
 
 impl std::ops::Deref for Device {
@@ -93,11 +96,6 @@ fn probe() -> Result<usize> {
     if !unsafe { cu::is_culib_present() } {
         return Err(Error::Unavailable(
             "no CUDA driver library (libcuda.so) found: no NVIDIA driver on this machine".into(),
-        ));
-    }
-    if !unsafe { rtc::is_culib_present() } {
-        return Err(Error::Unavailable(
-            "no NVRTC library (libnvrtc.so) found: install the CUDA toolkit's NVRTC or add its lib64 to LD_LIBRARY_PATH".into(),
         ));
     }
     unsafe {
@@ -167,8 +165,6 @@ pub(crate) fn open(ordinal: usize) -> Result<Device> {
             cu::cuDriverGetVersion(&mut driver_version),
             "cuDriverGetVersion",
         )?;
-        let (mut ma, mut mi) = (0, 0);
-        rtc_check(rtc::nvrtcVersion(&mut ma, &mut mi), "nvrtcVersion")?;
         // Keep freed scratch in the pool: no return to the OS (and no re-mapping) per call.
         let mut pool: cu::CUmemoryPool = std::ptr::null_mut();
         check(
@@ -194,25 +190,14 @@ pub(crate) fn open(ordinal: usize) -> Result<Device> {
                 smem_optin,
                 driver_version,
             },
-            nvrtc_version: (ma, mi),
+            nvrtc_version: std::sync::OnceLock::new(),
             funcs: Mutex::new(HashMap::new()),
+            loads: Default::default(),
         })
     }
 }
 
-/// FNV-1a, 64 bits: a stable hash for the disk cache's keys.
-fn fnv64(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for p in parts {
-        for &b in *p {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
+use super::instantiations::{self as insts, fnv64};
 
 /// The disk cache's file name for kernel `name` built from `src`.
 pub(crate) fn cache_file(
@@ -232,11 +217,24 @@ pub(crate) fn cache_file(
     format!("{name}-{arch}-{key:016x}.cubin")
 }
 
+/// NVRTC's version, or `Unavailable` saying it is missing.
 pub(crate) fn nvrtc_version() -> Result<(i32, i32)> {
-    let (mut ma, mut mi) = (0, 0);
-    // SAFETY: the caller has checked that NVRTC is present.
-    unsafe { rtc_check(rtc::nvrtcVersion(&mut ma, &mut mi), "nvrtcVersion")? };
-    Ok((ma, mi))
+    if !nvrtc_present() {
+        return Err(Error::Unavailable(
+            "no NVRTC library (libnvrtc.so.13) found: install the CUDA toolkit's NVRTC \
+             (or pip install \"nvidia-cuda-nvrtc==13.0.*\") or add its lib folder to \
+             LD_LIBRARY_PATH"
+                .into(),
+        ));
+    }
+    // cudarc panics where a library symbol is missing: a reason, not a crash.
+    std::panic::catch_unwind(|| {
+        let (mut ma, mut mi) = (0, 0);
+        // SAFETY: NVRTC is present; nvrtcVersion only writes two ints.
+        let r = unsafe { rtc::nvrtcVersion(&mut ma, &mut mi) };
+        rtc_check(r, "nvrtcVersion").map(|_| (ma, mi))
+    })
+    .unwrap_or_else(|_| Err(Error::Unavailable("NVRTC could not be loaded".into())))
 }
 
 pub(crate) fn cache_dir() -> Option<PathBuf> {
@@ -253,7 +251,7 @@ pub(crate) fn cache_dir() -> Option<PathBuf> {
 pub(crate) fn nvrtc_cubin(src: &str, name: &str, arch: &str) -> Result<Vec<u8>> {
     let csrc = CString::new(src).map_err(|_| Error::Device("kernel source holds a NUL".into()))?;
     let cname = CString::new(name).unwrap();
-    let opts: Vec<CString> = [format!("--gpu-architecture={arch}"), "--std=c++17".into()]
+    let opts: Vec<CString> = insts::nvrtc_options(arch)
         .into_iter()
         .map(|o| CString::new(o).unwrap())
         .collect();
@@ -295,29 +293,10 @@ pub(crate) fn nvrtc_cubin(src: &str, name: &str, arch: &str) -> Result<Vec<u8>> 
     }
 }
 
-/// The sources every module is built from, in order.
-pub(crate) const COMMON_CU: &str = include_str!("kernels/common.cu");
-pub(crate) const QR_CU: &str = include_str!("kernels/qr.cu");
-pub(crate) const QR_BLOCKED_CU: &str = include_str!("kernels/qr_blocked.cu");
-pub(crate) const QR_CLUSTER_CU: &str = include_str!("kernels/qr_cluster.cu");
-pub(crate) const EIGH_CU: &str = include_str!("kernels/eigh.cu");
-pub(crate) const SVD_CU: &str = include_str!("kernels/svd.cu");
-
-/// The full source of the module that holds kernel `name`, instantiated by `inst`
-/// (`BL_BQ_*` lines instantiate the blocked QR kernels of qr_blocked.cu).
+/// The full source of the module that holds kernel `name`, instantiated by `inst`.
 pub(crate) fn module_source(inst: &str) -> String {
-    let ops = if inst.starts_with("BL_BQ_") {
-        QR_BLOCKED_CU
-    } else if inst.starts_with("BL_QR_CLUSTER") {
-        QR_CLUSTER_CU
-    } else if inst.starts_with("BL_EIGH_") {
-        EIGH_CU
-    } else if inst.starts_with("BL_SVD_") {
-        SVD_CU
-    } else {
-        QR_CU
-    };
-    format!("#define BL_NO_DEFAULT_INST\n{COMMON_CU}\n{ops}\n{inst}\n")
+    let ops = embedded::source(insts::module_file(inst));
+    insts::module_source(embedded::source("common.cu"), ops, inst)
 }
 
 impl Device {
@@ -331,54 +310,71 @@ impl Device {
         CtxGuard::enter(self.ctx)
     }
 
-    /// The kernel `name`, compiled from `inst` (its instantiation line) on first use; CUBINs
-    /// are cached on disk keyed by source hash, arch, driver and NVRTC versions.
+    /// The kernel `name`, instantiated by `inst` (its instantiation line), loaded on first
+    /// use: the CUBIN the build embedded for this architecture, else one from the disk
+    /// cache (keyed by source hash, arch, driver and NVRTC versions), else compiled by
+    /// NVRTC and written to the cache.
     pub fn function(&self, name: &str, inst: &str, max_dyn_smem: usize) -> Result<Func> {
         if let Some(f) = self.funcs.lock().unwrap().get(name) {
             return Ok(*f);
         }
         let src = module_source(inst);
         let arch = self.arch();
-        let path = cache_dir().map(|d| {
-            d.join(cache_file(
-                name,
-                &src,
-                &arch,
-                self.driver_version,
-                self.nvrtc_version,
-            ))
-        });
-        let mut cubin = path.as_ref().and_then(|p| std::fs::read(p).ok());
-        if cubin.is_none() {
-            let c = nvrtc_cubin(&src, &format!("{name}.cu"), &arch)?;
-            if let Some(p) = &path {
-                if let Some(d) = p.parent() {
-                    let _ = std::fs::create_dir_all(d);
-                }
-                let tmp = p.with_extension(format!("tmp{}", std::process::id()));
-                if std::fs::write(&tmp, &c).is_ok() {
-                    let _ = std::fs::rename(&tmp, p);
-                }
+        if let Some(c) = embedded::cubin(name, &arch, &src) {
+            // A driver too old for the CUBIN falls through to the compiling path.
+            if let Ok(f) = self.load(name, c, max_dyn_smem) {
+                self.loads[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(f);
             }
-            cubin = Some(c);
         }
-        let cubin = cubin.unwrap();
+        let nv = self
+            .nvrtc_version
+            .get_or_init(nvrtc_version)
+            .clone()
+            .map_err(|e| match e {
+                Error::Unavailable(m) => Error::Unavailable(format!(
+                    "kernel {name} is not embedded for {arch} ({}) and needs NVRTC: {m}",
+                    embedded::summary()
+                )),
+                e => e,
+            })?;
+        let path =
+            cache_dir().map(|d| d.join(cache_file(name, &src, &arch, self.driver_version, nv)));
+        if let Some(c) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+            if let Ok(f) = self.load(name, &c, max_dyn_smem) {
+                self.loads[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(f);
+            }
+            // A stale or damaged cache file: drop it and compile afresh.
+            if let Some(p) = &path {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        let c = nvrtc_cubin(&src, &format!("{name}.cu"), &arch)?;
+        if let Some(p) = &path {
+            if let Some(d) = p.parent() {
+                let _ = std::fs::create_dir_all(d);
+            }
+            let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+            if std::fs::write(&tmp, &c).is_ok() {
+                let _ = std::fs::rename(&tmp, p);
+            }
+        }
+        let f = self.load(name, &c, max_dyn_smem)?;
+        self.loads[2].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(f)
+    }
+
+    /// Load a CUBIN as a module (kept for the life of the process) and get kernel `name`.
+    fn load(&self, name: &str, cubin: &[u8], max_dyn_smem: usize) -> Result<Func> {
         let cname = CString::new(name).unwrap();
         unsafe {
             let _ctx = self.enter()?;
             let mut module: cu::CUmodule = std::ptr::null_mut();
-            let r = cu::cuModuleLoadData(&mut module, cubin.as_ptr() as *const c_void);
-            if r != cu::CUresult::CUDA_SUCCESS {
-                // A stale or damaged cache file: drop it and compile afresh once.
-                if let Some(p) = &path {
-                    let _ = std::fs::remove_file(p);
-                }
-                let c = nvrtc_cubin(&src, &format!("{name}.cu"), &arch)?;
-                check(
-                    cu::cuModuleLoadData(&mut module, c.as_ptr() as *const c_void),
-                    "cuModuleLoadData",
-                )?;
-            }
+            check(
+                cu::cuModuleLoadData(&mut module, cubin.as_ptr() as *const c_void),
+                "cuModuleLoadData",
+            )?;
             let mut f: cu::CUfunction = std::ptr::null_mut();
             check(
                 cu::cuModuleGetFunction(&mut f, module, cname.as_ptr()),

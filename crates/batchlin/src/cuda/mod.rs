@@ -1,14 +1,17 @@
 //! The CUDA backend: batched QR, eigh and SVD on NVIDIA GPUs, on any CUDA device of the process.
 //!
-//! Everything goes through the CUDA driver and NVRTC, loaded at run time (cudarc's
-//! dynamic loading) behind `driver.rs`, the one module that calls CUDA: on a machine with
+//! Everything goes through the CUDA driver (and NVRTC where a kernel must be compiled),
+//! loaded at run time (cudarc's dynamic loading) behind `driver.rs`, the one module that calls CUDA: on a machine with
 //! no CUDA the crate still builds and runs, and [`device`] returns
 //! [`Error::Unavailable`] saying why.
 //!
-//! - Kernels are CUDA C in `kernels/` (`common.cu` then `qr.cu`, ...), compiled by NVRTC
-//!   for the device's compute capability on first use, one module per kernel, cached in
-//!   memory and on disk (`$BATCHLIN_CACHE_DIR`, else `$XDG_CACHE_HOME/batchlin`, else
-//!   `~/.cache/batchlin`; keyed by source hash, arch, driver and NVRTC versions).
+//! - Kernels are CUDA C in `kernels/` (`common.cu` then `qr.cu`, ...), one module per
+//!   instantiation of the one list (`instantiations.rs`). The build compiles each ahead
+//!   of time for sm_80 to sm_120 and embeds the CUBINs (`embedded.rs`, build.rs); a GPU
+//!   of another architecture, or a build made without NVRTC, compiles with NVRTC on
+//!   first use, cached in memory and on disk (`$BATCHLIN_CACHE_DIR`, else
+//!   `$XDG_CACHE_HOME/batchlin`, else `~/.cache/batchlin`; keyed by source hash, arch,
+//!   driver and NVRTC versions). docs/ARCHITECTURE.md, "Kernels ahead of time".
 //! - Device data ([`run`] with `Place::Cuda`): the caller's views and stream as given, no
 //!   host synchronisation, scratch from the stream-ordered pool, info words left on the
 //!   device; the caller's current context is given back.
@@ -20,7 +23,9 @@
 
 mod driver;
 pub(crate) mod eigh;
+mod embedded;
 pub mod host_buffers;
+mod instantiations;
 pub(crate) mod qr;
 pub(crate) mod qr_blocked;
 pub(crate) mod svd;
@@ -34,7 +39,7 @@ use crate::entry::{DeviceWords, InfoOut, Outputs, Request};
 use crate::place::{Place, Stream};
 use crate::plan::{KernelParams, Plan};
 use crate::view::{BatchMut, BatchRef, Layout};
-use crate::{DType, Error, Info, Operation, QrMode, Real, Result, Uplo};
+use crate::{Error, Info, Operation, QrMode, Real, Result, Uplo};
 use driver::{Pinned, RawStream, Scratch};
 use qr::{KMat, QrKernel};
 
@@ -65,6 +70,43 @@ impl CudaDevice {
     pub fn caps(&self) -> &DeviceCaps {
         &self.dev.caps
     }
+
+    /// Kernel modules this device has loaded so far, by where they came from.
+    pub fn kernel_loads(&self) -> KernelLoads {
+        use std::sync::atomic::Ordering::Relaxed;
+        let l = &self.dev.loads;
+        KernelLoads {
+            embedded: l[0].load(Relaxed),
+            disk_cache: l[1].load(Relaxed),
+            compiled: l[2].load(Relaxed),
+        }
+    }
+}
+
+/// Kernel modules a device has loaded: from the CUBINs embedded in the library, from the
+/// disk cache, compiled by NVRTC at run time.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelLoads {
+    pub embedded: usize,
+    pub disk_cache: usize,
+    pub compiled: usize,
+}
+
+/// Whether kernels on CUDA device `ordinal` may need NVRTC: the build embedded no CUBINs
+/// for its architecture (or none at all). False where the device cannot be opened (a
+/// call there fails with the reason anyway). A caller's own tile instantiation
+/// (`Params::qr_tile`) is compiled by NVRTC whatever this says.
+pub fn needs_nvrtc(ordinal: usize) -> bool {
+    match device(ordinal) {
+        Ok(d) => embedded::select_arch(&embedded::archs(), &d.dev.arch()).is_none(),
+        Err(_) => false,
+    }
+}
+
+/// The architectures this build embedded CUBINs for (empty where it was built without
+/// NVRTC), and what it embedded in words.
+pub fn embedded_kernels() -> (Vec<&'static str>, String) {
+    (embedded::archs(), embedded::summary())
 }
 
 /// The number of CUDA devices, or why there are none (`Unavailable`).
@@ -472,47 +514,9 @@ fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) ->
     Ok(())
 }
 
+/// Every kernel instantiation (instantiations.rs, the one list the build embeds).
 fn all_instantiations() -> Vec<(String, String)> {
-    let mut insts = Vec::new();
-    for (tn, ct) in [("f32", "float"), ("f64", "double")] {
-        let dtype = if tn == "f32" { DType::F32 } else { DType::F64 };
-        for &(mm, w, rs) in qr::REG_SHAPES {
-            if mm / rs <= qr::warp_lane_rows(dtype) {
-                insts.push((
-                    format!("qr_warp_{tn}_m{mm}_w{w}_s{rs}"),
-                    format!("BL_QR_WARP({tn}, {ct}, {mm}, {w}, {rs})"),
-                ));
-            }
-        }
-        for shape in qr::tile_shapes(dtype) {
-            insts.push((shape.name(tn), shape.inst(tn, ct)));
-        }
-        insts.push((format!("qr_smem_{tn}"), format!("BL_QR_SMEM({tn}, {ct})")));
-        for rpl in qr::WY_RPL {
-            insts.push((
-                format!("qr_wy_{tn}_r{rpl}"),
-                format!("BL_QR_WY({tn}, {ct}, {rpl})"),
-            ));
-        }
-        for (nc, minb) in qr::cluster_variants(dtype) {
-            insts.push((
-                format!("qr_cluster_{tn}_n{nc}_b{minb}"),
-                format!("BL_QR_CLUSTER({tn}, {ct}, {nc}, {minb})"),
-            ));
-        }
-        insts.push((format!("gemm_{tn}"), format!("BL_GEMM({tn}, {ct})")));
-        insts.push((format!("eye_{tn}"), format!("BL_EYE({tn}, {ct})")));
-        insts.push((
-            format!("eigh_block_{tn}"),
-            format!("BL_EIGH_BLOCK({tn}, {ct})"),
-        ));
-        insts.push((
-            format!("svd_jacobi_{tn}"),
-            format!("BL_SVD_JACOBI({tn}, {ct})"),
-        ));
-    }
-    insts.extend(qr_blocked::instantiations());
-    insts
+    instantiations::all()
 }
 
 /// Compile every kernel with NVRTC for `arch` (e.g. "sm_90") without a device: a check of
@@ -532,6 +536,9 @@ pub fn compile_all_kernels(
     let nv = driver::nvrtc_version()?;
     let mut out = Vec::new();
     for (name, inst) in all_instantiations() {
+        if instantiations::arch_cc(arch).is_some_and(|cc| cc < instantiations::min_cc(&inst)) {
+            continue;
+        }
         let src = driver::module_source(&inst);
         let cubin = driver::nvrtc_cubin(&src, &format!("{name}.cu"), arch)?;
         if let Some((dir, dv)) = cache {

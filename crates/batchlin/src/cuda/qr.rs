@@ -103,41 +103,24 @@ pub(crate) struct GemmArgs {
     pub kk: i32,
 }
 
-/// (rows M, columns W, lanes a column RS) of the warp kernel, as instantiated in
-/// kernels/qr.cu, for the types whose `warp_lane_rows` allow M / RS rows a lane. Above 32
-/// columns the tile kernel took over (2026-12-01, docs/results/h200/2026-12-01-qr-tile/: 4096x64x64 f32 0.31 ms against the
-/// warp kernel's 0.45 with each column over two lanes).
-pub(crate) const REG_SHAPES: &[(usize, usize, usize)] = &[
-    (8, 8, 1),
-    (16, 8, 1),
-    (32, 8, 1),
-    (16, 16, 1),
-    (32, 16, 1),
-    (64, 16, 1),
-    (16, 32, 1),
-    (32, 32, 1),
-    (64, 32, 1),
-];
+use super::instantiations as insts;
+pub(crate) use super::instantiations::{REG_SHAPES, WY_RPL};
 
 /// The tile kernel's launch facts for an instantiation (`TileConfig`, problem.rs:
 /// capacity, thread grid, register cap, chunk lengths, staging; kernels/qr.cu
 /// `bl_qr_tile`).
 impl TileConfig {
-    pub(crate) fn name(&self, tn: &str) -> String {
+    /// As `[rows, cols, rg, cg, minb, fc, qc, stage]`, the instantiation list's form.
+    fn as_list(&self) -> [usize; 8] {
         let s = self;
         let (m, n, rg, cg, minb, fc, qc) = (s.rows, s.cols, s.rg, s.cg, s.minb, s.fc, s.qc);
-        format!(
-            "qr_tile_{tn}_m{m}_n{n}_g{rg}x{cg}_b{minb}_c{fc}x{qc}_s{}",
-            s.stage as u8
-        )
+        [m, n, rg, cg, minb, fc, qc, s.stage as usize]
+    }
+    pub(crate) fn name(&self, tn: &str) -> String {
+        insts::tile_name(tn, &self.as_list())
     }
     pub(crate) fn inst(&self, tn: &str, ct: &str) -> String {
-        let s = self;
-        let (m, n, rg, cg, minb, fc, qc) = (s.rows, s.cols, s.rg, s.cg, s.minb, s.fc, s.qc);
-        format!(
-            "BL_QR_TILE({tn}, {ct}, {m}, {n}, {rg}, {cg}, {minb}, {fc}, {qc}, {})",
-            s.stage as u8
-        )
+        insts::tile_inst(tn, ct, &self.as_list())
     }
     pub(crate) fn threads(&self) -> usize {
         self.rg * self.cg
@@ -152,25 +135,8 @@ impl TileConfig {
     }
 }
 
-/// The tile kernel's instantiations, smallest first; each the fastest of the thread
-/// grids, register caps and chunk lengths measured for its capacity (gpu-lab `gridsweep`,
-/// `tiletime128`, `tilenarrow`; docs/results/h200/2026-12-01-qr-tile/ and
-/// docs/results/h200/2026-12-01-qr-tile-chunks-staging/).
+/// The tile kernel's instantiations, smallest first (instantiations.rs `tile_list`).
 pub(crate) fn tile_shapes(t: DType) -> Vec<TileConfig> {
-    // [rows, cols, rg, cg, minb, fc, qc, stage]
-    let list: &[[usize; 8]] = match t {
-        DType::F32 => &[
-            [64, 64, 4, 16, 8, 8, 8, 0],
-            [128, 32, 8, 8, 8, 8, 8, 0],
-            [128, 64, 8, 16, 1, 8, 8, 1],
-            [128, 128, 8, 32, 2, 16, 16, 0],
-        ],
-        _ => &[
-            [64, 64, 8, 16, 1, 8, 8, 1],
-            [128, 64, 16, 16, 1, 16, 16, 1],
-            [128, 128, 16, 32, 1, 16, 16, 1],
-        ],
-    };
     let shape = |&[rows, cols, rg, cg, minb, fc, qc, stage]: &[usize; 8]| TileConfig {
         rows,
         cols,
@@ -181,7 +147,15 @@ pub(crate) fn tile_shapes(t: DType) -> Vec<TileConfig> {
         qc,
         stage: stage != 0,
     };
-    list.iter().map(shape).collect()
+    insts::tile_list(tname_of(t)).iter().map(shape).collect()
+}
+
+/// The kernel-name form of a dtype ("f32", "f64").
+fn tname_of(t: DType) -> &'static str {
+    match t {
+        DType::F32 => "f32",
+        _ => "f64",
+    }
 }
 
 /// Whether a caller's tile instantiation holds `p` on this device (its template's own
@@ -221,18 +195,11 @@ fn tile_fits<T: Real>(dev: &DeviceCaps, m: usize, ncols: usize) -> bool {
     tile_shape::<T>(m, ncols).is_some_and(|s| s.smem_bytes::<T>() <= dev.smem_optin)
 }
 
-/// Rows a lane of the warp kernel may hold: 64 in float32, 32 in float64 (beyond that
-/// the registers spill).
+/// Rows a lane of the warp kernel may hold (instantiations.rs).
 pub(crate) fn warp_lane_rows(dtype: DType) -> usize {
-    if dtype == DType::F64 {
-        32
-    } else {
-        64
-    }
+    insts::warp_lane_rows(tname_of(dtype))
 }
 
-/// Rows a lane of the `wy` kernel holds (instantiated in kernels/qr.cu): m <= 32 * RPL.
-pub(crate) const WY_RPL: [usize; 2] = [2, 4];
 /// Columns a `wy` panel (BL_QR_WY's NB).
 const WY_NB: usize = 8;
 
@@ -268,13 +235,10 @@ pub(crate) const LEAF: usize = 128;
 /// Blocks a cluster of the `cluster` kernel (BL_QC_CS), each holding a slice of the rows.
 const CLUSTER_BLOCKS: usize = 8;
 
-/// The `cluster` kernel's (columns, register budget) instantiations: `_b2` caps f32 at
-/// 128 registers (faster at 256 threads a block, slower at 128: cuda-qr.md).
+/// The `cluster` kernel's (columns, register budget) instantiations (instantiations.rs).
+#[cfg(test)]
 pub(crate) fn cluster_variants(t: DType) -> Vec<(usize, usize)> {
-    match t {
-        DType::F32 => vec![(32, 1), (64, 1), (32, 2), (64, 2)],
-        _ => vec![(32, 1), (64, 1)],
-    }
+    insts::cluster_variants(tname_of(t)).to_vec()
 }
 
 /// (columns NC, threads a block, register budget) of the `cluster` kernel for an m x n

@@ -11,6 +11,7 @@
 //! (`Qw = H_p Qw`, columns from the panel's first on), then Q.
 
 use super::driver::{launch, zero_words, Device, Func, RawStream, Scratch};
+use super::instantiations::{has_reg_panel, has_ru_panel, ru_inst};
 use super::qr::Call;
 use super::DeviceCaps;
 use crate::{DType, Error, Problem, Real, Result};
@@ -69,73 +70,8 @@ fn tname<T: Real>() -> (&'static str, &'static str) {
     }
 }
 
-/// (kernel name, instantiation line) of every blocked kernel, for compile_all_kernels.
-pub(crate) fn instantiations() -> Vec<(String, String)> {
-    let mut v = Vec::new();
-    for (tn, ct) in [("f32", "float"), ("f64", "double")] {
-        for (k, mac) in [
-            ("bq_max", "BL_BQ_MAX"),
-            ("bq_load", "BL_BQ_LOAD"),
-            ("bq_eye", "BL_BQ_EYE"),
-            ("bq_store_r", "BL_BQ_STORE_R"),
-            ("bq_store_q", "BL_BQ_STORE_Q"),
-        ] {
-            v.push((format!("{k}_{tn}"), format!("{mac}({tn}, {ct})")));
-        }
-        for nb in [16, 32] {
-            for (sm, sn) in [("true", "smem"), ("false", "glob")] {
-                v.push((
-                    format!("bq_panel_{sn}_{tn}_nb{nb}"),
-                    format!("BL_BQ_PANEL({tn}, {ct}, {nb}, {sm}, {sn})"),
-                ));
-            }
-            if has_reg_panel(tn, nb) {
-                v.push((
-                    format!("bq_panel_reg_{tn}_nb{nb}"),
-                    format!("BL_BQ_PANEL_REG({tn}, {ct}, {nb})"),
-                ));
-            }
-            for rpt in [2, 4] {
-                if has_ru_panel(tn, nb, rpt) {
-                    v.push(ru_inst(tn, ct, nb, rpt));
-                }
-            }
-            for (k, mac) in [("bq_vtw", "BL_BQ_VTW"), ("bq_upd", "BL_BQ_UPD")] {
-                v.push((
-                    format!("{k}_{tn}_nb{nb}"),
-                    format!("{mac}({tn}, {ct}, {nb})"),
-                ));
-            }
-        }
-    }
-    v
-}
-
 /// Rows a panel may have for the register panel kernel (2 a thread, 512 threads).
 const REG_PANEL_ROWS: usize = 1024;
-
-/// Whether `bq_panel_reg` is instantiated for the type and width (f64 at 32 columns
-/// would spill).
-fn has_reg_panel(tn: &str, nb: usize) -> bool {
-    tn == "f32" || nb == 16
-}
-
-/// Whether `bq_panel_ru` is instantiated for the type, width and rows a thread (2: f32 at
-/// 16/32 columns, f64 at 16; 4: f32 at 16 only; the others spill).
-fn has_ru_panel(tn: &str, nb: usize, rpt: usize) -> bool {
-    match rpt {
-        2 => tn == "f32" || nb == 16,
-        4 => tn == "f32" && nb == 16,
-        _ => false,
-    }
-}
-
-fn ru_inst(tn: &str, ct: &str, nb: usize, rpt: usize) -> (String, String) {
-    (
-        format!("bq_panel_ru_{tn}_nb{nb}_r{rpt}"),
-        format!("BL_BQ_PANEL_RU({tn}, {ct}, {nb}, {rpt})"),
-    )
-}
 
 /// Rows a thread of `bq_panel_ru` for a panel of `rows` rows (512 threads at most), if it
 /// takes the panel.

@@ -600,7 +600,7 @@ fn nvrtc_compiles_every_kernel() {
                     + tiles
                     + 2 * (qr::WY_RPL.len() + 5)
                     + clusters
-                    + qr_blocked::instantiations().len()
+                    + super::instantiations::blocked().len()
             );
         }
         Err(Error::Unavailable(e)) => println!("skipped: no NVRTC ({e})"),
@@ -732,5 +732,192 @@ fn tile_instantiation_through_params() {
     );
     opts.params.qr_tile = Some("32x32/4x8/b8/c8x8/s0".parse().unwrap());
     let e = run(&opts).unwrap_err();
+    assert_eq!(e.kind(), "argument", "{e}");
+}
+
+/// Wherever the build embedded kernels, it embedded every instantiation of the one list
+/// for every shipped architecture the instantiation compiles for, each a CUBIN built from
+/// the module source the runtime composes. `BATCHLIN_REQUIRE_EMBEDDED=1` (CI, whose build
+/// has NVRTC) makes a build that embedded nothing a failure.
+#[test]
+fn embedded_kernels_cover_every_instantiation() {
+    use super::instantiations::{arch_cc, min_cc, ARCHS};
+    let archs = embedded::archs();
+    if archs.is_empty() {
+        assert!(
+            std::env::var_os("BATCHLIN_REQUIRE_EMBEDDED").is_none(),
+            "BATCHLIN_REQUIRE_EMBEDDED is set but the build embedded no kernels: {}",
+            embedded::summary()
+        );
+        eprintln!("skipped: {}", embedded::summary());
+        return;
+    }
+    assert_eq!(archs, ARCHS, "{}", embedded::summary());
+    let list = all_instantiations();
+    let mut expected = 0;
+    for &arch in ARCHS {
+        let cc = arch_cc(arch).unwrap();
+        for (name, inst) in &list {
+            if min_cc(inst) > cc {
+                continue;
+            }
+            expected += 1;
+            let src = driver::module_source(inst);
+            let c = embedded::cubin(name, arch, &src)
+                .unwrap_or_else(|| panic!("{name} is not embedded for {arch}"));
+            // An ELF image for the CUDA machine (EM_CUDA = 190) naming the kernel.
+            assert_eq!(&c[..4], b"\x7fELF", "{name} {arch}");
+            assert_eq!(u16::from_le_bytes([c[18], c[19]]), 190, "{name} {arch}");
+            assert!(
+                c.windows(name.len()).any(|w| w == name.as_bytes()),
+                "{name} {arch}: the CUBIN does not hold the kernel's symbol"
+            );
+            assert_eq!(
+                c.as_ptr() as usize % 16,
+                0,
+                "{name} {arch}: CUBIN misaligned"
+            );
+        }
+    }
+    assert_eq!(
+        embedded::INDEX.len(),
+        expected,
+        "embedded modules beyond the list"
+    );
+}
+
+/// The loader's choice of CUBIN: the device's own architecture, else the nearest lower
+/// minor of its major, else none (NVRTC at run time); and a CUBIN is only taken for the
+/// very source it was built from.
+#[test]
+fn embedded_loader_picks_a_compatible_cubin_or_none() {
+    if device(0).is_err() {
+        assert!(
+            !needs_nvrtc(0),
+            "no device: the call fails with its reason, not NVRTC's"
+        );
+    }
+    use super::embedded::select_arch;
+    let shipped = super::instantiations::ARCHS;
+    assert_eq!(select_arch(shipped, "sm_90"), Some("sm_90"));
+    assert_eq!(select_arch(shipped, "sm_80"), Some("sm_80"));
+    assert_eq!(select_arch(shipped, "sm_87"), Some("sm_86"));
+    assert_eq!(select_arch(shipped, "sm_89"), Some("sm_89"));
+    assert_eq!(select_arch(shipped, "sm_103"), Some("sm_100"));
+    assert_eq!(select_arch(shipped, "sm_121"), Some("sm_120"));
+    assert_eq!(select_arch(shipped, "sm_75"), None);
+    assert_eq!(select_arch(shipped, "sm_110"), None);
+    assert_eq!(select_arch(shipped, "compute_90"), None);
+    assert_eq!(select_arch(&[], "sm_90"), None);
+    let (name, inst) = all_instantiations().swap_remove(0);
+    let src = driver::module_source(&inst);
+    if embedded::archs().is_empty() {
+        assert!(embedded::cubin(&name, "sm_90", &src).is_none());
+        return;
+    }
+    assert!(embedded::cubin(&name, "sm_90", &src).is_some());
+    assert!(embedded::cubin(&name, "sm_103", &src).is_some());
+    assert!(embedded::cubin(&name, "sm_75", &src).is_none());
+    assert!(embedded::cubin("no_such_kernel", "sm_90", &src).is_none());
+    let edited = src.replace("BL_NO_DEFAULT_INST", "BL_NO_DEFAULT_INST ");
+    assert!(
+        embedded::cubin(&name, "sm_90", &edited).is_none(),
+        "stale source taken"
+    );
+}
+
+/// The sources the runtime composes are the kernels folder's, and every instantiation
+/// names a file there.
+#[test]
+fn every_instantiation_has_its_source() {
+    let list = all_instantiations();
+    assert!(list.len() > 50, "{} instantiations", list.len());
+    let mut names: Vec<&str> = list.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), list.len(), "a kernel name twice");
+    for (name, inst) in &list {
+        let src = driver::module_source(inst);
+        assert!(
+            src.contains(embedded::source("common.cu")),
+            "{name}: no common.cu"
+        );
+        let file = super::instantiations::module_file(inst);
+        assert!(src.contains(embedded::source(file)), "{name}: no {file}");
+        assert!(src.ends_with(&format!("{inst}\n")), "{name}");
+    }
+}
+
+/// On a GPU of a shipped architecture, a build with embedded kernels loads them without
+/// NVRTC: a QR of every kind the planner picks here compiles nothing.
+#[test]
+fn gpu_loads_embedded_kernels() {
+    let Some(dev) = backend() else { return };
+    let arch = dev.dev.arch();
+    let shipped = embedded::archs();
+    if embedded::select_arch(&shipped, &arch).is_none() {
+        eprintln!(
+            "skipped: nothing embedded for {arch} ({})",
+            embedded::summary()
+        );
+        return;
+    }
+    assert!(
+        !needs_nvrtc(0),
+        "{arch} is covered: {}",
+        embedded::summary()
+    );
+    let before = dev.kernel_loads();
+    for &(b, m, n) in &[(64usize, 16usize, 16usize), (16, 64, 64), (4, 128, 96)] {
+        let a = vec![0.5f32; b * m * n];
+        let mut q = vec![0f32; b * m * n.min(m)];
+        let mut r = vec![0f32; b * n.min(m) * n];
+        crate::qr_into(
+            &BatchRef::contiguous(&a, &[b, m, n]).unwrap(),
+            QrMode::Reduced,
+            Some(&mut BatchMut::contiguous(&mut q, &[b, m, n.min(m)]).unwrap()),
+            &mut BatchMut::contiguous(&mut r, &[b, n.min(m), n]).unwrap(),
+            None,
+            &Options::with_backend(Backend::Cuda),
+        )
+        .unwrap();
+    }
+    let after = dev.kernel_loads();
+    assert_eq!(after.compiled, before.compiled, "{before:?} -> {after:?}");
+    assert_eq!(
+        after.disk_cache, before.disk_cache,
+        "{before:?} -> {after:?}"
+    );
+}
+
+/// The planner's per-thread memo of the last device plan never hands back a plan made
+/// for other options, another problem or another forced backend.
+#[test]
+fn device_plan_memo_follows_its_inputs() {
+    if backend().is_none() {
+        return;
+    }
+    let place = |ordinal| Place::Cuda {
+        ordinal,
+        stream: Stream::DEFAULT,
+    };
+    let p = Problem::new(Variant::QrReduced, DType::F32, 64, 32, 32);
+    let q = Problem::new(Variant::QrReduced, DType::F32, 64, 128, 128);
+    let auto = crate::plan(&p, &place(0), &Options::default()).unwrap();
+    let smem = Options::with_kernel(Backend::Cuda, "smem");
+    let forced = crate::plan(&p, &place(0), &smem).unwrap();
+    assert_eq!(forced.kernel.name, "smem");
+    assert_ne!(auto.kernel.name, "smem", "{auto}");
+    let again = crate::plan(&p, &place(0), &Options::default()).unwrap();
+    assert_eq!(again.kernel.name, auto.kernel.name);
+    let other = crate::plan(&q, &place(0), &Options::default()).unwrap();
+    assert_eq!(other.problem, q);
+    assert_eq!(
+        crate::plan(&p, &place(0), &Options::default())
+            .unwrap()
+            .problem,
+        p
+    );
+    let e = crate::plan(&p, &place(0), &Options::with_backend(Backend::CpuFaer)).unwrap_err();
     assert_eq!(e.kind(), "argument", "{e}");
 }
