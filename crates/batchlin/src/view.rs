@@ -376,7 +376,10 @@ impl<T: Copy> BatchRef<'_, T> {
             )));
         }
         let l = &self.layout;
-        let mut out = Vec::with_capacity(l.batch() * l.rows * l.cols);
+        let len = checked_product(&[l.batch(), l.rows, l.cols])?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(len)
+            .map_err(|_| crate::error::out_of_memory::<T>(len, "a contiguous copy"))?;
         for b in 0..l.batch() {
             let base = l.matrix_offset(b);
             for i in 0..l.rows {
@@ -637,7 +640,7 @@ impl<T: Copy + Default> Tensor<T> {
         contiguous_strides(shape)?;
         let n = checked_product(shape)?;
         Ok(Tensor {
-            data: vec![T::default(); n],
+            data: crate::error::try_vec(n, T::default(), &format!("an output of shape {shape:?}"))?,
             shape: shape.to_vec(),
         })
     }

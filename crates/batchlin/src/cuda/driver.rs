@@ -35,7 +35,11 @@ pub(crate) fn check(r: cu::CUresult, what: &str) -> Result<()> {
                 String::new()
             }
         };
-        Err(Error::Device(format!("{what} failed: {r:?} {msg}")))
+        let m = format!("{what} failed: {r:?} {msg}");
+        Err(match r {
+            cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory(m),
+            _ => Error::Device(m),
+        })
     }
 }
 
@@ -75,6 +79,9 @@ unsafe impl Sync for Device {}
 /// Probe the libraries and initialise the driver once a process; the number of CUDA
 /// devices, or why there are none (`Unavailable`).
 pub(crate) fn device_count() -> Result<usize> {
+    if crate::fork::cuda_forked() {
+        return Err(Error::Unavailable(crate::fork::CUDA_AFTER_FORK.into()));
+    }
     static COUNT: std::sync::OnceLock<Result<usize>> = std::sync::OnceLock::new();
     COUNT
         .get_or_init(|| {
@@ -100,6 +107,7 @@ fn probe() -> Result<usize> {
             "no NVRTC library (libnvrtc.so) found: install the CUDA toolkit's NVRTC or add its lib64 to LD_LIBRARY_PATH".into(),
         ));
     }
+    crate::fork::note_cuda_start();
     unsafe {
         let r = cu::cuInit(0);
         if r != cu::CUresult::CUDA_SUCCESS {
@@ -703,13 +711,25 @@ impl Pinned {
         if self.len < len {
             self.free();
             let mut p: *mut c_void = std::ptr::null_mut();
-            let want = len.next_power_of_two().max(1 << 20);
+            let want = len
+                .checked_next_power_of_two()
+                .ok_or_else(|| crate::error::out_of_memory::<u8>(len, "pinned staging"))?
+                .max(1 << 20);
             // SAFETY: allocates page-locked host memory.
             unsafe { check(cu::cuMemAllocHost_v2(&mut p, want), "cuMemAllocHost")? };
             self.ptr = p as *mut u8;
             self.len = want;
         }
         Ok(self.ptr)
+    }
+
+    /// Free the buffer in `ctx` (at exit: see `cuda::release_staging`).
+    pub fn release(&mut self, ctx: cu::CUcontext) {
+        if !self.ptr.is_null() {
+            if let Ok(_guard) = CtxGuard::enter(ctx) {
+                self.free();
+            }
+        }
     }
 
     fn free(&mut self) {
