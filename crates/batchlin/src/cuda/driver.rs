@@ -526,6 +526,31 @@ pub(crate) fn pointer_device(addr: u64) -> Result<usize> {
     Ok(ordinal as usize)
 }
 
+/// (free, total) bytes of the current context's device (tests that exhaust it).
+#[cfg(test)]
+pub(crate) fn mem_info() -> Result<(usize, usize)> {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: writes two sizes; a context is current.
+    unsafe { check(cu::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
+    Ok((free, total))
+}
+
+/// Give the unused memory of device `ordinal`'s default pool back to the device.
+#[cfg(test)]
+pub(crate) fn trim_pool(ordinal: usize) -> Result<()> {
+    // SAFETY: reads the device's default pool and trims it.
+    unsafe {
+        let mut dev: cu::CUdevice = 0;
+        check(cu::cuDeviceGet(&mut dev, ordinal as i32), "cuDeviceGet")?;
+        let mut pool: cu::CUmemoryPool = std::ptr::null_mut();
+        check(
+            cu::cuDeviceGetDefaultMemPool(&mut pool, dev),
+            "cuDeviceGetDefaultMemPool",
+        )?;
+        check(cu::cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo")
+    }
+}
+
 /// A stream batchlin created (for host data computed on the GPU and for timing), destroyed
 /// on drop after its work has run.
 pub(crate) struct OwnedStream(pub cu::CUstream);
