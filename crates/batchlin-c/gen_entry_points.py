@@ -133,13 +133,14 @@ Eigenvalues alone (numpy.linalg.eigvalsh), ascending, into `w` (N per matrix).""
         args=["m", "n", ("full_matrices", "c_int"), "out:u", "out:s", "out:vh", "info"],
         body=(
             "svd",
-            ["{a}", "m", "n", "full_matrices != 0", "Some(({u}, {vh}))", "{s}", "info", "{at}"],
+            ["{a}", "m", "n", "imp::flag(\"full_matrices\", full_matrices)?", "Some(({u}, {vh}))", "{s}", "info", "{at}"],
         ),
         docs=dict(
             host="""\
 SVD of `batch` row-major M x N float matrices `a`, as numpy.linalg.svd: A = U
 diag(S) Vh with S descending into `s` (K per matrix, K = min(M, N)), U into `u` (M x
-K) and Vh into `vh` (K x N), or M x M and N x N when `full_matrices` is non-zero.
+K) and Vh into `vh` (K x N), or M x M and N x N when `full_matrices` is 1 (0 or 1;
+anything else is BATCHLIN_ERROR_ARGUMENT).
 Each column of U has its largest component positive.
 
 `info` (NULL, or `batch` words) gets each matrix's BATCHLIN_INFO_* flags.""",

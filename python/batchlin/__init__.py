@@ -60,6 +60,9 @@ INFO_NOT_CONVERGED: int = _native.INFO_NOT_CONVERGED
 """Info bit 1: an iterative method (eigh, SVD) hit its iteration limit."""
 INFO_RANK_DEFICIENT: int = _native.INFO_RANK_DEFICIENT
 """Info bit 2: a diagonal entry of R, or a singular value, is zero to working precision."""
+INFO_OVERFLOW: int = _native.INFO_OVERFLOW
+"""Info bit 3: the input was finite but a result exceeds the dtype's range (float32
+input near 1e38); those entries are +-Inf (CPU backends)."""
 
 __all__ = [
     "qr", "qr_ex", "eigh", "eigh_ex", "eigvalsh", "eigvalsh_ex", "svd", "svd_ex",
@@ -67,7 +70,7 @@ __all__ = [
     "QRResult", "EighResult", "SVDResult", "QRExResult", "EighExResult",
     "EigvalshExResult", "SVDExResult", "SvdvalsExResult",
     "DTypeError", "UnavailableError", "INFO_NONFINITE", "INFO_NOT_CONVERGED",
-    "INFO_RANK_DEFICIENT", "info_iterations",
+    "INFO_RANK_DEFICIENT", "INFO_OVERFLOW", "info_iterations",
 ]
 
 
@@ -396,7 +399,10 @@ def backend_for(op: str, shape, dtype="float32", device="cpu", *, backend=None) 
     dev = device if isinstance(device, str) else str(device)  # torch.device: "cuda:0"
     if dev != "cpu" or backend is not None:
         _front.cuda_libs()
-    name, plan = _native.plan(op, [int(d) for d in shape], _dtype_name(dtype), dev, backend)
+    dims = [int(d) for d in shape]
+    if any(d < 0 for d in dims):
+        raise ValueError(f"batchlin shape error: sizes must be >= 0, got shape {tuple(dims)}")
+    name, plan = _native.plan(op, dims, _dtype_name(dtype), dev, backend)
     return Route(name, plan, dev)
 
 

@@ -31,6 +31,13 @@
 #define BATCHLIN_INFO_RANK_DEFICIENT 4
 
 /**
+ * Info bit: the input was finite but a result (R's entries, eigenvalues, singular
+ * values) exceeds the element type's range; those entries are +-Inf (float input near
+ * 1e38). CPU backends; the CUDA QR kernels do not set it yet.
+ */
+#define BATCHLIN_INFO_OVERFLOW 8
+
+/**
  * Info bits 16..32 hold the iterations (sweeps) an iterative method took:
  * `info >> BATCHLIN_INFO_ITERATIONS_SHIFT`.
  */
@@ -102,6 +109,11 @@ enum batchlin_status
    * with the message.
    */
   BATCHLIN_ERROR_INTERNAL = 8,
+  /**
+   * Memory for scratch (host, pinned or device) could not be allocated. Nothing was
+   * aborted and the library stays usable; a smaller call may succeed.
+   */
+  BATCHLIN_ERROR_OUT_OF_MEMORY = 9,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -259,7 +271,8 @@ const char *batchlin_last_error(void);
 
 /**
  * A short name for a status: "ok", "shape", "dtype", "argument", "output", "overflow",
- * "unavailable", "device", "internal", or "unknown" (static; never NULL).
+ * "unavailable", "device", "internal", "out of memory", or "unknown" (static; never
+ * NULL).
  */
 const char *batchlin_status_name(int32_t status);
 
@@ -769,7 +782,8 @@ batchlin_status batchlin_deigvalsh_cuda_strided(const double *a,
 /**
  * SVD of `batch` row-major M x N float matrices `a`, as numpy.linalg.svd: A = U
  * diag(S) Vh with S descending into `s` (K per matrix, K = min(M, N)), U into `u` (M x
- * K) and Vh into `vh` (K x N), or M x M and N x N when `full_matrices` is non-zero.
+ * K) and Vh into `vh` (K x N), or M x M and N x N when `full_matrices` is 1 (0 or 1;
+ * anything else is BATCHLIN_ERROR_ARGUMENT).
  * Each column of U has its largest component positive.
  *
  * `info` (NULL, or `batch` words) gets each matrix's BATCHLIN_INFO_* flags.

@@ -769,7 +769,8 @@ pub unsafe extern "C" fn batchlin_deigvalsh_cuda_strided(
 
 /// SVD of `batch` row-major M x N float matrices `a`, as numpy.linalg.svd: A = U
 /// diag(S) Vh with S descending into `s` (K per matrix, K = min(M, N)), U into `u` (M x
-/// K) and Vh into `vh` (K x N), or M x M and N x N when `full_matrices` is non-zero.
+/// K) and Vh into `vh` (K x N), or M x M and N x N when `full_matrices` is 1 (0 or 1;
+/// anything else is BATCHLIN_ERROR_ARGUMENT).
 /// Each column of U has its largest component positive.
 ///
 /// `info` (NULL, or `batch` words) gets each matrix's BATCHLIN_INFO_* flags.
@@ -793,7 +794,7 @@ pub unsafe extern "C" fn batchlin_ssvd(
             Ok(In::contiguous(a, batch)),
             m,
             n,
-            full_matrices != 0,
+            imp::flag("full_matrices", full_matrices)?,
             Some((Out::contiguous("u", u), Out::contiguous("vh", vh))),
             Out::contiguous("s", s),
             info,
@@ -823,7 +824,7 @@ pub unsafe extern "C" fn batchlin_dsvd(
             Ok(In::contiguous(a, batch)),
             m,
             n,
-            full_matrices != 0,
+            imp::flag("full_matrices", full_matrices)?,
             Some((Out::contiguous("u", u), Out::contiguous("vh", vh))),
             Out::contiguous("s", s),
             info,
@@ -858,7 +859,7 @@ pub unsafe extern "C" fn batchlin_ssvd_strided(
             In::strided(a, a_layout),
             m,
             n,
-            full_matrices != 0,
+            imp::flag("full_matrices", full_matrices)?,
             Some((Out::strided("u", u, u_layout), Out::strided("vh", vh, vh_layout))),
             Out::strided("s", s, s_layout),
             info,
@@ -892,7 +893,7 @@ pub unsafe extern "C" fn batchlin_dsvd_strided(
             In::strided(a, a_layout),
             m,
             n,
-            full_matrices != 0,
+            imp::flag("full_matrices", full_matrices)?,
             Some((Out::strided("u", u, u_layout), Out::strided("vh", vh, vh_layout))),
             Out::strided("s", s, s_layout),
             info,
@@ -928,7 +929,7 @@ pub unsafe extern "C" fn batchlin_ssvd_cuda(
             Ok(In::contiguous(a, batch)),
             m,
             n,
-            full_matrices != 0,
+            imp::flag("full_matrices", full_matrices)?,
             Some((Out::contiguous("u", u), Out::contiguous("vh", vh))),
             Out::contiguous("s", s),
             info,
@@ -959,7 +960,7 @@ pub unsafe extern "C" fn batchlin_dsvd_cuda(
             Ok(In::contiguous(a, batch)),
             m,
             n,
-            full_matrices != 0,
+            imp::flag("full_matrices", full_matrices)?,
             Some((Out::contiguous("u", u), Out::contiguous("vh", vh))),
             Out::contiguous("s", s),
             info,
@@ -994,7 +995,7 @@ pub unsafe extern "C" fn batchlin_ssvd_cuda_strided(
             In::strided(a, a_layout),
             m,
             n,
-            full_matrices != 0,
+            imp::flag("full_matrices", full_matrices)?,
             Some((Out::strided("u", u, u_layout), Out::strided("vh", vh, vh_layout))),
             Out::strided("s", s, s_layout),
             info,
@@ -1028,7 +1029,7 @@ pub unsafe extern "C" fn batchlin_dsvd_cuda_strided(
             In::strided(a, a_layout),
             m,
             n,
-            full_matrices != 0,
+            imp::flag("full_matrices", full_matrices)?,
             Some((Out::strided("u", u, u_layout), Out::strided("vh", vh, vh_layout))),
             Out::strided("s", s, s_layout),
             info,

@@ -10,8 +10,8 @@ use batchlin_core::{
     Options, Outputs, Place, QrMode, Real, Request, Result, Stream, Uplo,
 };
 use std::cell::RefCell;
-use std::ffi::c_void;
 use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 // ---------------------------------------------------------------------------------------
@@ -88,6 +88,7 @@ pub(crate) fn status_of(e: &Error) -> batchlin_status {
         Error::Overflow(_) => batchlin_status::BATCHLIN_ERROR_OVERFLOW,
         Error::Unavailable(_) => batchlin_status::BATCHLIN_ERROR_UNAVAILABLE,
         Error::Device(_) => batchlin_status::BATCHLIN_ERROR_DEVICE,
+        Error::OutOfMemory(_) => batchlin_status::BATCHLIN_ERROR_OUT_OF_MEMORY,
     }
 }
 
@@ -133,6 +134,16 @@ pub(crate) fn guard(f: impl FnOnce() -> Result<()>) -> batchlin_status {
 
 // ---------------------------------------------------------------------------------------
 // Arguments
+
+/// A C boolean argument: 0 or 1, anything else an argument error (2 or -1 is more likely
+/// a misplaced argument than a deliberate "true").
+pub(crate) fn flag(name: &str, v: c_int) -> Result<bool> {
+    match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(Error::Argument(format!("{name} must be 0 or 1, got {v}"))),
+    }
+}
 
 fn dim(name: &str, v: i64) -> Result<usize> {
     if v < 0 {

@@ -67,6 +67,9 @@ pub enum batchlin_status {
     /// A bug inside batchlin, caught before it reached the caller; please report it
     /// with the message.
     BATCHLIN_ERROR_INTERNAL = 8,
+    /// Memory for scratch (host, pinned or device) could not be allocated. Nothing was
+    /// aborted and the library stays usable; a smaller call may succeed.
+    BATCHLIN_ERROR_OUT_OF_MEMORY = 9,
 }
 
 /// numpy.linalg.qr's modes: `BATCHLIN_QR_REDUCED`, `BATCHLIN_QR_COMPLETE`, `BATCHLIN_QR_R`.
@@ -124,6 +127,10 @@ pub const BATCHLIN_INFO_NONFINITE: u32 = 1;
 pub const BATCHLIN_INFO_NOT_CONVERGED: u32 = 2;
 /// Info bit: a diagonal entry of R, or a singular value, is zero to working precision.
 pub const BATCHLIN_INFO_RANK_DEFICIENT: u32 = 4;
+/// Info bit: the input was finite but a result (R's entries, eigenvalues, singular
+/// values) exceeds the element type's range; those entries are +-Inf (float input near
+/// 1e38). CPU backends; the CUDA QR kernels do not set it yet.
+pub const BATCHLIN_INFO_OVERFLOW: u32 = 8;
 /// Info bits 16..32 hold the iterations (sweeps) an iterative method took:
 /// `info >> BATCHLIN_INFO_ITERATIONS_SHIFT`.
 pub const BATCHLIN_INFO_ITERATIONS_SHIFT: u32 = 16;
@@ -139,6 +146,7 @@ const _: () = {
     assert!(BATCHLIN_INFO_NONFINITE == Info::NONFINITE);
     assert!(BATCHLIN_INFO_NOT_CONVERGED == Info::NOT_CONVERGED);
     assert!(BATCHLIN_INFO_RANK_DEFICIENT == Info::RANK_DEFICIENT);
+    assert!(BATCHLIN_INFO_OVERFLOW == Info::OVERFLOW);
     assert!(std::mem::size_of::<Info>() == 4);
 };
 
@@ -183,7 +191,8 @@ pub extern "C" fn batchlin_last_error() -> *const c_char {
 }
 
 /// A short name for a status: "ok", "shape", "dtype", "argument", "output", "overflow",
-/// "unavailable", "device", "internal", or "unknown" (static; never NULL).
+/// "unavailable", "device", "internal", "out of memory", or "unknown" (static; never
+/// NULL).
 #[no_mangle]
 pub extern "C" fn batchlin_status_name(status: i32) -> *const c_char {
     let name = match status {
@@ -196,6 +205,7 @@ pub extern "C" fn batchlin_status_name(status: i32) -> *const c_char {
         6 => c"unavailable",
         7 => c"device",
         8 => c"internal",
+        9 => c"out of memory",
         _ => c"unknown",
     };
     name.as_ptr()

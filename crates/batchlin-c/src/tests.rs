@@ -61,6 +61,7 @@ fn every_error_kind_has_its_status_and_name() {
         Error::Overflow(String::new()),
         Error::Unavailable(String::new()),
         Error::Device(String::new()),
+        Error::OutOfMemory(String::new()),
     ];
     for e in kinds {
         let status = imp::status_of(&e);

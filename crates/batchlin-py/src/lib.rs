@@ -20,10 +20,9 @@ use batchlin::{
 };
 use numpy::npyffi::NPY_TYPES;
 use numpy::{
-    Element, PyArray, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray,
-    PyUntypedArrayMethods,
+    Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -42,7 +41,8 @@ pyo3::create_exception!(
 
 /// A core error as the Python exception its kind calls for: ValueError for what the
 /// caller passed (shape, dtype, argument, output, overflow), UnavailableError for a
-/// missing backend or device, RuntimeError for a device failure.
+/// missing backend or device, RuntimeError for a device failure, MemoryError (as
+/// numpy.linalg raises) where the outputs or scratch could not be allocated.
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -53,6 +53,7 @@ fn to_py(e: Error) -> PyErr {
         | Error::Overflow(_) => PyValueError::new_err(msg),
         Error::Unavailable(_) => UnavailableError::new_err(msg),
         Error::Device(_) => PyRuntimeError::new_err(msg),
+        Error::OutOfMemory(_) => PyMemoryError::new_err(msg),
     }
 }
 
@@ -121,11 +122,34 @@ fn host_view<'py>(a: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyUntypedArray>
     Ok((arr.clone(), view))
 }
 
-/// A row-major output array and its address.
-fn alloc<'py, T: Element>(py: Python<'py>, shape: &[usize]) -> (Bound<'py, PyArrayDyn<T>>, usize) {
-    let a = PyArray::<T, _>::zeros(py, shape, false);
+/// A row-major output array and its address. Allocated fallibly: where NumPy cannot
+/// allocate it the call raises NumPy's MemoryError (numpy.linalg's), never a panic.
+fn alloc<'py, T: Element>(
+    py: Python<'py>,
+    shape: &[usize],
+) -> PyResult<(Bound<'py, PyArrayDyn<T>>, usize)> {
+    let mut dims = Vec::with_capacity(shape.len());
+    for &d in shape {
+        dims.push(numpy::npyffi::npy_intp::try_from(d).map_err(|_| {
+            PyValueError::new_err(format!(
+                "batchlin overflow error: output shape {shape:?} is too large"
+            ))
+        })?);
+    }
+    // SAFETY: PyArray_Zeros takes the dims it reads (ndim of them) and steals the
+    // descriptor reference; a NULL result has the Python error set.
+    let a = unsafe {
+        let ptr = numpy::npyffi::PY_ARRAY_API.PyArray_Zeros(
+            py,
+            dims.len() as std::ffi::c_int,
+            dims.as_mut_ptr(),
+            T::get_dtype(py).into_dtype_ptr(),
+            0,
+        );
+        Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked::<PyArrayDyn<T>>()
+    };
     let p = a.data() as usize;
-    (a, p)
+    Ok((a, p))
 }
 
 /// A row-major output array of the caller's dtype and its raw description.
@@ -137,11 +161,11 @@ fn out_array<'py>(
     let strides = contiguous_strides(shape).map_err(to_py)?;
     let (a, ptr) = match kind {
         Kind::F32 => {
-            let (a, p) = alloc::<f32>(py, shape);
+            let (a, p) = alloc::<f32>(py, shape)?;
             (a.into_any(), p)
         }
         Kind::F64 => {
-            let (a, p) = alloc::<f64>(py, shape);
+            let (a, p) = alloc::<f64>(py, shape)?;
             (a.into_any(), p)
         }
     };
@@ -186,7 +210,7 @@ fn host_run<'py>(
             None => items.push(py.None().into_bound(py)),
         }
     }
-    let (info, ip) = alloc::<u32>(py, batch);
+    let (info, ip) = alloc::<u32>(py, batch)?;
     let info_raw = RawInfo {
         ptr: ip,
         len: batch.iter().product(),
@@ -485,6 +509,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("INFO_NONFINITE", Info::NONFINITE)?;
     m.add("INFO_NOT_CONVERGED", Info::NOT_CONVERGED)?;
     m.add("INFO_RANK_DEFICIENT", Info::RANK_DEFICIENT)?;
+    m.add("INFO_OVERFLOW", Info::OVERFLOW)?;
     m.add(
         "BACKENDS",
         Backend::ALL.iter().map(|b| b.name()).collect::<Vec<_>>(),

@@ -78,6 +78,7 @@ const DT_F64: c_int = 12;
 #[repr(C)]
 pub enum Code {
     InvalidArgument = 3,
+    ResourceExhausted = 8,
     FailedPrecondition = 9,
     Unimplemented = 12,
     Internal = 13,
@@ -303,6 +304,7 @@ impl From<Error> for Fail {
             | Error::Overflow(_) => Code::InvalidArgument,
             Error::Unavailable(_) => Code::Unimplemented,
             Error::Device(_) => Code::Internal,
+            Error::OutOfMemory(_) => Code::ResourceExhausted,
         };
         fail(code, e.to_string())
     }

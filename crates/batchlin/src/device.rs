@@ -30,7 +30,7 @@ pub fn devices() -> Vec<DeviceInfo> {
     let mut out = vec![DeviceInfo {
         kind: "cpu".into(),
         name: cpu_model(),
-        detail: format!("{} threads", rayon::current_num_threads()),
+        detail: format!("{} threads", crate::cpu::pool::threads()),
     }];
     for ordinal in 0..cuda::device_count().unwrap_or(0) {
         match cuda::device(ordinal) {

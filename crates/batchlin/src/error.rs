@@ -19,6 +19,10 @@ pub enum Error {
     Unavailable(String),
     /// A device (CUDA) call failed.
     Device(String),
+    /// Memory for the outputs or scratch (host, pinned or device) could not be
+    /// allocated. Nothing was aborted; the library stays usable and a smaller call may
+    /// succeed.
+    OutOfMemory(String),
 }
 
 impl Error {
@@ -30,7 +34,8 @@ impl Error {
             | Error::Output(m)
             | Error::Overflow(m)
             | Error::Unavailable(m)
-            | Error::Device(m) => m,
+            | Error::Device(m)
+            | Error::OutOfMemory(m) => m,
         }
     }
     /// A short name for the kind of error, as the C API and Python report it.
@@ -43,6 +48,7 @@ impl Error {
             Error::Overflow(_) => "overflow",
             Error::Unavailable(_) => "unavailable",
             Error::Device(_) => "device",
+            Error::OutOfMemory(_) => "out of memory",
         }
     }
 }
@@ -56,3 +62,38 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `len` copies of `value` in a vector allocated fallibly: running out of memory is
+/// `Error::OutOfMemory` naming `what`, never an abort.
+pub fn try_vec<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| out_of_memory::<T>(len, what))?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// The error for `len` elements of `T` that could not be allocated for `what`.
+pub fn out_of_memory<T>(len: usize, what: &str) -> Error {
+    let bytes = (len as u128) * std::mem::size_of::<T>() as u128;
+    Error::OutOfMemory(format!(
+        "could not allocate {} for {what}",
+        human_bytes(bytes)
+    ))
+}
+
+/// A byte count as people read it: "1.5 GiB".
+pub fn human_bytes(bytes: u128) -> String {
+    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut x = bytes as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{x:.1} {}", UNITS[u])
+    }
+}

@@ -12,6 +12,7 @@ pub mod cuda;
 pub mod device;
 pub mod entry;
 pub mod error;
+pub mod fork;
 pub mod info;
 pub mod ops;
 pub mod place;

@@ -4,7 +4,7 @@
 //! (views of any strides); the others allocate row-major outputs and return them.
 
 use crate::entry::{self, expect_square, shape_of, InfoOut, Outputs, Request};
-use crate::error::Result;
+use crate::error::{try_vec, Result};
 use crate::info::Info;
 use crate::place::Place;
 use crate::problem::{Operation, Options, QrMode, Uplo};
@@ -69,7 +69,7 @@ pub fn qr_ex<T: Real>(a: &BatchRef<T>, mode: QrMode, opts: &Options) -> Result<(
         QrMode::R => None,
         _ => Some(Tensor::zeros(&shape_of(&l.batch_shape, &[m, q_cols]))?),
     };
-    let mut info = vec![Info::OK; l.batch()];
+    let mut info = try_vec(l.batch(), Info::OK, "the info words")?;
     {
         let mut qv = q.as_mut().map(|t| t.view_mut());
         qr_into(
@@ -137,7 +137,7 @@ pub fn eigh_ex<T: Real>(
     } else {
         None
     };
-    let mut info = vec![Info::OK; l.batch()];
+    let mut info = try_vec(l.batch(), Info::OK, "the info words")?;
     {
         let mut vv = v.as_mut().map(|t| t.view_mut());
         eigh_into(
@@ -221,7 +221,7 @@ pub fn svd_ex<T: Real>(
     } else {
         (None, None)
     };
-    let mut info = vec![Info::OK; l.batch()];
+    let mut info = try_vec(l.batch(), Info::OK, "the info words")?;
     {
         let mut uv = u.as_mut().map(|t| t.view_mut());
         let mut vv = vh.as_mut().map(|t| t.view_mut());

@@ -76,12 +76,20 @@ impl fmt::Display for Plan {
 
 /// The environment's forced backend, if any (`BATCHLIN_BACKEND=cpu-faer`, ...).
 pub fn env_override() -> Result<Option<Backend>> {
-    match std::env::var("BATCHLIN_BACKEND") {
-        Ok(v) => match v.parse::<Backend>()? {
-            Backend::Auto => Ok(None),
-            b => Ok(Some(b)),
-        },
-        Err(_) => Ok(None),
+    let v = match std::env::var_os("BATCHLIN_BACKEND") {
+        None => return Ok(None),
+        Some(v) => v,
+    };
+    // Parsed as the `backend=` argument is (case and surrounding spaces ignored); an
+    // error names the variable, since the caller passed nothing wrong.
+    let parsed = v.to_str().map(str::parse::<Backend>);
+    match parsed {
+        Some(Ok(Backend::Auto)) => Ok(None),
+        Some(Ok(b)) => Ok(Some(b)),
+        _ => Err(Error::Argument(format!(
+            "the environment variable BATCHLIN_BACKEND={v:?} is not a backend: expected \
+             auto, cpu-small, cpu-faer or cuda (or unset it)"
+        ))),
     }
 }
 
@@ -331,6 +339,9 @@ pub fn plan_for(
             dtype.name()
         )));
     }
+    // The sizes a call could be given: their product must be addressable, as the call
+    // checks (a plan for a shape no call accepts would mislead).
+    crate::view::checked_product(&[batch, m, n])?;
     plan(
         &Problem::new(variant, dtype, batch, m, n),
         place,

@@ -318,7 +318,7 @@ impl Backend {
 impl FromStr for Backend {
     type Err = Error;
     fn from_str(s: &str) -> Result<Backend> {
-        match s.to_ascii_lowercase().as_str() {
+        match s.trim().to_ascii_lowercase().as_str() {
             "" | "auto" => Ok(Backend::Auto),
             "cpu-small" => Ok(Backend::CpuSmall),
             "cpu-faer" => Ok(Backend::CpuFaer),

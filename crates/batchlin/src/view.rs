@@ -233,8 +233,17 @@ pub fn checked_product(shape: &[usize]) -> Result<usize> {
 }
 
 fn check_fits(layout: &Layout, len: usize, what: &str) -> Result<isize> {
+    if layout.element_count()? == 0 {
+        return Ok(0);
+    }
+    // With elements, `offset_range` is None only where an offset overflows: such a
+    // layout cannot lie in any buffer (it was accepted before, and read out of bounds).
     match layout.offset_range() {
-        None => Ok(0),
+        None => Err(Error::Overflow(format!(
+            "{what}: shape {:?} with strides {:?} reaches offsets beyond the address space",
+            layout.shape(),
+            layout.strides()
+        ))),
         Some((lo, hi)) => {
             if lo < 0 {
                 return Err(Error::Shape(format!(
@@ -376,7 +385,10 @@ impl<T: Copy> BatchRef<'_, T> {
             )));
         }
         let l = &self.layout;
-        let mut out = Vec::with_capacity(l.batch() * l.rows * l.cols);
+        let len = checked_product(&[l.batch(), l.rows, l.cols])?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(len)
+            .map_err(|_| crate::error::out_of_memory::<T>(len, "a contiguous copy"))?;
         for b in 0..l.batch() {
             let base = l.matrix_offset(b);
             for i in 0..l.rows {
@@ -637,7 +649,7 @@ impl<T: Copy + Default> Tensor<T> {
         contiguous_strides(shape)?;
         let n = checked_product(shape)?;
         Ok(Tensor {
-            data: vec![T::default(); n],
+            data: crate::error::try_vec(n, T::default(), &format!("an output of shape {shape:?}"))?,
             shape: shape.to_vec(),
         })
     }
@@ -680,6 +692,33 @@ impl<T: Copy + Default> Tensor<T> {
 
 #[cfg(test)]
 mod tests {
+    /// Strides whose offsets overflow are refused by the safe constructors, not taken for
+    /// "no elements" (found by the fuzz target `front_door`, 2026-12-02: a 9 x 3 view
+    /// with a row stride of isize::MAX passed and read out of bounds).
+    #[test]
+    fn overflowing_strides_are_refused() {
+        let d = [1.0f64; 4];
+        for (shape, strides) in [
+            (vec![9usize, 3], vec![isize::MAX, 10]),
+            (vec![3, 3], vec![1, isize::MIN]),
+            (vec![3, 2, 2], vec![isize::MAX / 2 + 1, 1, 1]),
+        ] {
+            let e = BatchRef::new(&d, &shape, &strides).unwrap_err();
+            assert!(
+                matches!(e, Error::Overflow(_)),
+                "{shape:?} {strides:?}: {e}"
+            );
+            let mut o = [0.0f64; 4];
+            let e = BatchMut::new(&mut o, &shape, &strides).unwrap_err();
+            assert!(
+                matches!(e, Error::Overflow(_)),
+                "{shape:?} {strides:?}: {e}"
+            );
+        }
+        // No elements: any strides are fine.
+        assert!(BatchRef::new(&d, &[0, 3], &[isize::MAX, isize::MAX]).is_ok());
+    }
+
     #[test]
     fn dense_strides_of_layouts() {
         let l = |shape: [usize; 3], strides: [isize; 3]| Layout::new(&shape, &strides).unwrap();

@@ -236,6 +236,7 @@ fn env_override_of_the_router() {
     for (val, child) in [
         ("cpu-faer", "child_env_forced"),
         ("CPU-SMALL", "child_env_forced"),
+        (" CPU-FAER ", "child_env_forced"),
         ("bogus", "child_env_invalid"),
         ("cuda", "child_env_cuda"),
         ("auto", "child_env_auto"),
@@ -310,6 +311,12 @@ fn child_env_invalid() {
     // Forced backends do not consult the environment.
     assert!(batchlin::qr_ex(&a, QrMode::Reduced, &opts(Backend::CpuSmall)).is_ok());
     assert!(batchlin::policy_source().contains("invalid"));
+    // The error names the variable: the call itself passed nothing wrong.
+    let e = batchlin::svdvals(&a).unwrap_err();
+    assert!(
+        e.message().contains("BATCHLIN_BACKEND") && e.message().contains("bogus"),
+        "{e}"
+    );
 }
 
 #[test]

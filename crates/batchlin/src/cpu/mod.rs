@@ -9,9 +9,10 @@
 
 pub(crate) mod faer_backend;
 pub mod kernels;
+pub(crate) mod pool;
 
 use crate::entry::{self, Outputs, Request};
-use crate::error::{Error, Result};
+use crate::error::{try_vec, Error, Result};
 use crate::info::Info;
 use crate::plan::Plan;
 use crate::problem::{Backend, Operation, QrMode, Uplo};
@@ -67,25 +68,26 @@ pub(crate) fn run<T: Real>(plan: &Plan, req: &mut Request<'_, T>) -> Result<()> 
             ))
         }
         None => {
-            scratch_info = vec![Info::OK; batch];
+            scratch_info = try_vec(batch, Info::OK, "the info words")?;
             &mut scratch_info
         }
     };
     let a = &req.a;
+    check_scratch_size(a.layout().rows, a.layout().cols)?;
     match (req.operation, &mut req.out) {
         (Operation::Qr(mode), Outputs::Qr { q, r }) => {
             let out = QrOut {
                 q: q.as_mut().map(out_mat),
                 r: out_mat(r),
             };
-            qr_batch(algo, a, mode, out, info);
+            qr_batch(algo, a, mode, out, info)?;
         }
         (Operation::Eigh { uplo, .. }, Outputs::Eigh { w, v }) => {
             let out = EighOut {
                 w: out_mat(w),
                 v: v.as_mut().map(out_mat),
             };
-            eigh_batch(algo, a, uplo, out, info);
+            eigh_batch(algo, a, uplo, out, info)?;
         }
         (Operation::Svd { full_matrices, .. }, Outputs::Svd { u, s, vh }) => {
             let out = SvdOut {
@@ -93,7 +95,7 @@ pub(crate) fn run<T: Real>(plan: &Plan, req: &mut Request<'_, T>) -> Result<()> 
                 s: out_mat(s),
                 vh: vh.as_mut().map(out_mat),
             };
-            svd_batch(algo, a, full_matrices, out, info);
+            svd_batch(algo, a, full_matrices, out, info)?;
         }
         _ => {
             return Err(Error::Argument(
@@ -102,6 +104,22 @@ pub(crate) fn run<T: Real>(plan: &Plan, req: &mut Request<'_, T>) -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// The work buffers of every algorithm are a few (ld x max(m, n)) matrices, ld at most
+/// max(m, n) padded to a chunk: refuse a matrix whose scratch cannot be addressed (a
+/// zero-stride view of a huge matrix) before any size computation could wrap.
+fn check_scratch_size(m: usize, n: usize) -> Result<()> {
+    let big = m.max(n).saturating_add(64);
+    big.checked_mul(big)
+        .and_then(|x| x.checked_mul(16 * 16))
+        .filter(|&x| x <= isize::MAX as usize)
+        .map(|_| ())
+        .ok_or_else(|| {
+            Error::OutOfMemory(format!(
+                "the scratch for a {m} x {n} matrix exceeds the address space"
+            ))
+        })
 }
 
 /// An output matrix of the batch: where to write and the offset of matrix `index`.
@@ -202,10 +220,47 @@ struct Workspace<T> {
 }
 
 impl<T: Real> Workspace<T> {
-    fn new(len: usize, req: StackReq) -> Self {
-        Workspace {
-            buf: vec![T::ZERO; len],
-            mem: MemBuffer::new(req),
+    /// Allocated fallibly: running out is `Error::OutOfMemory`, never an abort.
+    fn new(len: usize, req: StackReq) -> Result<Self> {
+        let buf = try_vec(len, T::ZERO, "a worker's scratch")?;
+        let mem = MemBuffer::try_new(req).map_err(|_| {
+            Error::OutOfMemory(format!(
+                "could not allocate {} of scratch for faer",
+                crate::error::human_bytes(req.size_bytes() as u128)
+            ))
+        })?;
+        Ok(Workspace { buf, mem })
+    }
+}
+
+/// The first error of a parallel loop's workers (each worker's scratch is allocated on
+/// the worker); once one is set every worker skips its remaining matrices.
+struct FirstError(
+    std::sync::Mutex<Option<Error>>,
+    std::sync::atomic::AtomicBool,
+);
+
+impl FirstError {
+    fn new() -> Self {
+        FirstError(
+            std::sync::Mutex::new(None),
+            std::sync::atomic::AtomicBool::new(false),
+        )
+    }
+    fn failed(&self) -> bool {
+        self.1.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn set(&self, e: &Error) {
+        self.1.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_none() {
+            *g = Some(e.clone());
+        }
+    }
+    fn result(self) -> Result<()> {
+        match self.0.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }
@@ -220,43 +275,58 @@ fn for_each_matrix<T: Real, F>(
     req: StackReq,
     info: &mut [Info],
     f: F,
-) where
+) -> Result<()>
+where
     F: Fn(&mut Workspace<T>, usize) -> Info + Sync,
 {
     debug_assert_eq!(info.len(), batch);
     if batch == 0 {
-        return;
+        return Ok(());
     }
-    if inner_par || batch == 1 {
-        let mut ws = Workspace::new(ws_len, req);
-        for (i, slot) in info.iter_mut().enumerate() {
-            *slot = f(&mut ws, i);
+    let threads = pool::threads();
+    if inner_par || batch == 1 || threads == 1 {
+        let mut ws = Workspace::new(ws_len, req)?;
+        let mut each = || {
+            for (i, slot) in info.iter_mut().enumerate() {
+                *slot = f(&mut ws, i);
+            }
+        };
+        // faer's inner parallelism runs on batchlin's pool.
+        if inner_par {
+            pool::install(each);
+        } else {
+            each();
         }
-        return;
+        return Ok(());
     }
     let out = InfoOut(info.as_mut_ptr());
     let out = &out;
-    let threads = rayon::current_num_threads().max(1);
     let min_len = (batch / (threads * 8)).max(1);
-    (0..batch)
-        .into_par_iter()
-        .with_min_len(min_len)
-        .for_each_init(
-            || Workspace::new(ws_len, req),
-            |ws, i| {
-                let r = f(ws, i);
-                // SAFETY: each index is visited once and info has `batch` entries.
-                unsafe { *out.0.add(i) = r };
-            },
-        );
+    let failed = FirstError::new();
+    pool::install(|| {
+        (0..batch)
+            .into_par_iter()
+            .with_min_len(min_len)
+            .for_each_init(
+                || Workspace::new(ws_len, req),
+                |ws, i| match ws {
+                    Ok(_) if failed.failed() => {}
+                    Ok(ws) => {
+                        let r = f(ws, i);
+                        // SAFETY: each index is visited once and info has `batch` entries.
+                        unsafe { *out.0.add(i) = r };
+                    }
+                    Err(e) => failed.set(e),
+                },
+            )
+    });
+    failed.result()
 }
 
 /// Whether a lone matrix (or a batch smaller than the thread count) of this size should
 /// get every core inside faer rather than one core per matrix.
 fn use_inner_par(algo: CpuAlgo, batch: usize, m: usize, n: usize) -> bool {
-    algo == CpuAlgo::Faer
-        && batch < rayon::current_num_threads()
-        && m.saturating_mul(n) >= 192 * 192
+    algo == CpuAlgo::Faer && batch < pool::threads() && m.saturating_mul(n) >= 192 * 192
 }
 
 fn par_for(inner: bool) -> Par {
@@ -278,6 +348,16 @@ impl<T: Real> Pow2<T> {
     #[inline(always)]
     fn apply(self, x: T) -> T {
         x * self.0 * self.1
+    }
+}
+
+/// `Info::OVERFLOW` where the largest result, `max` before unscaling, exceeds the element
+/// type's range once unscaled (it and others come out as +-Inf), else 0.
+fn overflow_flag<T: Real>(unscale: Pow2<T>, max: T) -> u32 {
+    if unscale.apply(max).is_finite() {
+        0
+    } else {
+        Info::OVERFLOW
     }
 }
 
@@ -568,7 +648,7 @@ pub(crate) fn qr_batch<T: Real>(
     mode: QrMode,
     out: QrOut<T>,
     info: &mut [Info],
-) {
+) -> Result<()> {
     let l = a.layout();
     let (m, n, batch) = (l.rows, l.cols, l.batch());
     let k = m.min(n);
@@ -650,6 +730,15 @@ pub(crate) fn qr_batch<T: Real>(
             inf = inf.with_flag(Info::RANK_DEFICIENT);
         }
         let unscale = Pow2::new(e);
+        if e > 0 {
+            let mut rmax = T::ZERO;
+            for j in 0..n {
+                for i in 0..=j.min(k - 1) {
+                    rmax = rmax.max(aw[i + j * ld].abs());
+                }
+            }
+            inf = inf.with_flag(overflow_flag(unscale, rmax));
+        }
         out.r.write(index, out.r.layout.rows, n, |i, j| {
             if i <= j && i < k {
                 unscale.apply(aw[i + j * ld] * signs[i])
@@ -669,7 +758,7 @@ pub(crate) fn qr_batch<T: Real>(
             });
         }
         inf
-    });
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -748,7 +837,7 @@ pub(crate) fn eigh_batch<T: Real>(
     uplo: Uplo,
     out: EighOut<T>,
     info: &mut [Info],
-) {
+) -> Result<()> {
     let l = a.layout();
     let (n, batch) = (l.rows, l.batch());
     let vectors = out.v.is_some();
@@ -802,12 +891,14 @@ pub(crate) fn eigh_batch<T: Real>(
             sort_with_columns(ww, false, &mut []);
         }
         let unscale = Pow2::new(e);
+        let wmax = ww.iter().fold(T::ZERO, |m, x| m.max(x.abs()));
+        inf = inf.with_flag(overflow_flag(unscale, wmax));
         out.w.write(index, 1, n, |_, j| unscale.apply(ww[j]));
         if let Some(v) = &out.v {
             v.write(index, n, n, |i, j| vw[i + j * ld]);
         }
         inf
-    });
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -825,7 +916,7 @@ pub(crate) fn svd_batch<T: Real>(
     full: bool,
     out: SvdOut<T>,
     info: &mut [Info],
-) {
+) -> Result<()> {
     let l = a.layout();
     let (m, n, batch) = (l.rows, l.cols, l.batch());
     // Work on the tall orientation: p x q with p >= q. A wide A is decomposed as A^T.
@@ -904,6 +995,8 @@ pub(crate) fn svd_batch<T: Real>(
                     *inf = inf.with_flag(Info::RANK_DEFICIENT);
                 }
                 let unscale = Pow2::new(e);
+                let smax = sw.iter().fold(T::ZERO, |m, x| m.max(*x));
+                *inf = inf.with_flag(overflow_flag(unscale, smax));
                 out.s.write(index, 1, q, |_, j| unscale.apply(sw[j]));
             };
             if vectors && q <= ORDER_MAX {
@@ -1013,7 +1106,7 @@ pub(crate) fn svd_batch<T: Real>(
     if algo == CpuAlgo::Small && !inner && batch > 1 && q <= PAIR_MAX {
         // Two matrices a task, their bidiagonal QR iterations interleaved on one core (see
         // `kernels::svd_pair`); a matrix whose partner has nothing to decompose runs alone.
-        for_each_pair::<T, _>(batch, 2 * ws_len, info, |ws, index, inf| {
+        let r = for_each_pair::<T, _>(batch, 2 * ws_len, info, |ws, index, inf| {
             let (b0, b1) = ws.buf.split_at_mut(ws_len);
             let (mut w0, mut w1) = (SvdWork::new(b0, parts), SvdWork::new(b1, parts));
             let e0 = start(&mut w0, index);
@@ -1065,7 +1158,7 @@ pub(crate) fn svd_batch<T: Real>(
                 }
             }
         });
-        return;
+        return r;
     }
     for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
         let mut w = SvdWork::new(&mut ws.buf, parts);
@@ -1085,7 +1178,7 @@ pub(crate) fn svd_batch<T: Real>(
             }
         };
         finish(&mut w, index, e, status)
-    });
+    })
 }
 
 /// The SVD's per-matrix work buffers (see `svd_batch`'s work layout).
@@ -1123,20 +1216,35 @@ const PAIR_MAX: usize = 128;
 /// As `for_each_matrix` (one core per task, no inner parallelism), over pairs of
 /// consecutive matrices: `f(workspace, i, info)` handles matrices i and i + 1 and sets
 /// their info (`info` holds one entry when i is the last matrix of an odd batch).
-fn for_each_pair<T: Real, F>(batch: usize, ws_len: usize, info: &mut [Info], f: F)
+fn for_each_pair<T: Real, F>(batch: usize, ws_len: usize, info: &mut [Info], f: F) -> Result<()>
 where
     F: Fn(&mut Workspace<T>, usize, &mut [Info]) + Sync,
 {
     debug_assert_eq!(info.len(), batch);
-    let threads = rayon::current_num_threads().max(1);
+    let threads = pool::threads();
+    if threads == 1 {
+        let mut ws = Workspace::new(ws_len, StackReq::EMPTY)?;
+        for (pair, inf) in info.chunks_mut(2).enumerate() {
+            f(&mut ws, 2 * pair, inf);
+        }
+        return Ok(());
+    }
     let min_len = (batch / 2 / (threads * 8)).max(1);
-    info.par_chunks_mut(2)
-        .enumerate()
-        .with_min_len(min_len)
-        .for_each_init(
-            || Workspace::new(ws_len, StackReq::EMPTY),
-            |ws, (pair, inf)| f(ws, 2 * pair, inf),
-        );
+    let failed = FirstError::new();
+    pool::install(|| {
+        info.par_chunks_mut(2)
+            .enumerate()
+            .with_min_len(min_len)
+            .for_each_init(
+                || Workspace::new(ws_len, StackReq::EMPTY),
+                |ws, (pair, inf)| match ws {
+                    Ok(_) if failed.failed() => {}
+                    Ok(ws) => f(ws, 2 * pair, inf),
+                    Err(e) => failed.set(e),
+                },
+            )
+    });
+    failed.result()
 }
 
 /// Extend the p x q orthonormal columns at the start of `u` (leading dimension `ld`, rows

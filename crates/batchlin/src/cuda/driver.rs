@@ -35,7 +35,11 @@ pub(crate) fn check(r: cu::CUresult, what: &str) -> Result<()> {
                 String::new()
             }
         };
-        Err(Error::Device(format!("{what} failed: {r:?} {msg}")))
+        let m = format!("{what} failed: {r:?} {msg}");
+        Err(match r {
+            cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory(m),
+            _ => Error::Device(m),
+        })
     }
 }
 
@@ -78,6 +82,9 @@ unsafe impl Sync for Device {}
 /// Probe the libraries and initialise the driver once a process; the number of CUDA
 /// devices, or why there are none (`Unavailable`).
 pub(crate) fn device_count() -> Result<usize> {
+    if crate::fork::cuda_forked() {
+        return Err(Error::Unavailable(crate::fork::CUDA_AFTER_FORK.into()));
+    }
     static COUNT: std::sync::OnceLock<Result<usize>> = std::sync::OnceLock::new();
     COUNT
         .get_or_init(|| {
@@ -98,6 +105,7 @@ fn probe() -> Result<usize> {
             "no CUDA driver library (libcuda.so) found: no NVIDIA driver on this machine".into(),
         ));
     }
+    crate::fork::note_cuda_start();
     unsafe {
         let r = cu::cuInit(0);
         if r != cu::CUresult::CUDA_SUCCESS {
@@ -520,6 +528,31 @@ pub(crate) fn pointer_device(addr: u64) -> Result<usize> {
     Ok(ordinal as usize)
 }
 
+/// (free, total) bytes of the current context's device (tests that exhaust it).
+#[cfg(test)]
+pub(crate) fn mem_info() -> Result<(usize, usize)> {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: writes two sizes; a context is current.
+    unsafe { check(cu::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
+    Ok((free, total))
+}
+
+/// Give the unused memory of device `ordinal`'s default pool back to the device.
+#[cfg(test)]
+pub(crate) fn trim_pool(ordinal: usize) -> Result<()> {
+    // SAFETY: reads the device's default pool and trims it.
+    unsafe {
+        let mut dev: cu::CUdevice = 0;
+        check(cu::cuDeviceGet(&mut dev, ordinal as i32), "cuDeviceGet")?;
+        let mut pool: cu::CUmemoryPool = std::ptr::null_mut();
+        check(
+            cu::cuDeviceGetDefaultMemPool(&mut pool, dev),
+            "cuDeviceGetDefaultMemPool",
+        )?;
+        check(cu::cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo")
+    }
+}
+
 /// A stream batchlin created (for host data computed on the GPU and for timing), destroyed
 /// on drop after its work has run.
 pub(crate) struct OwnedStream(pub cu::CUstream);
@@ -705,13 +738,25 @@ impl Pinned {
         if self.len < len {
             self.free();
             let mut p: *mut c_void = std::ptr::null_mut();
-            let want = len.next_power_of_two().max(1 << 20);
+            let want = len
+                .checked_next_power_of_two()
+                .ok_or_else(|| crate::error::out_of_memory::<u8>(len, "pinned staging"))?
+                .max(1 << 20);
             // SAFETY: allocates page-locked host memory.
             unsafe { check(cu::cuMemAllocHost_v2(&mut p, want), "cuMemAllocHost")? };
             self.ptr = p as *mut u8;
             self.len = want;
         }
         Ok(self.ptr)
+    }
+
+    /// Free the buffer in `ctx` (at exit: see `cuda::release_staging`).
+    pub fn release(&mut self, ctx: cu::CUcontext) {
+        if !self.ptr.is_null() {
+            if let Ok(_guard) = CtxGuard::enter(ctx) {
+                self.free();
+            }
+        }
     }
 
     fn free(&mut self) {

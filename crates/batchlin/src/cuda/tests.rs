@@ -920,4 +920,88 @@ fn device_plan_memo_follows_its_inputs() {
     );
     let e = crate::plan(&p, &place(0), &Options::with_backend(Backend::CpuFaer)).unwrap_err();
     assert_eq!(e.kind(), "argument", "{e}");
+
+/// Device memory exhausted (all but a few MB taken by another allocation): host data
+/// forced onto the GPU needs device copies it cannot get, and the call is an
+/// `OutOfMemory` error, not a crash; once the memory is back the same call succeeds with
+/// the same answer.
+#[test]
+fn device_out_of_memory_is_an_error() {
+    let Some(be) = backend() else { return };
+    let (batch, m, n) = (64usize, 1024usize, 1024usize);
+    let mut rng = Rng(5);
+    let data: Vec<f32> = (0..batch * m * n).map(|_| rng.normal() as f32).collect();
+    let a = Tensor::from_vec(data, &[batch, m, n]).unwrap();
+    let opts = Options::with_backend(Backend::Cuda);
+    let (want, _) = crate::qr_ex(&a.view(), QrMode::R, &opts).unwrap();
+    let _ctx = be.dev.enter().unwrap();
+    driver::trim_pool(0).unwrap();
+    let (free, total) = driver::mem_info().unwrap();
+    // All but a little: less than the 256 MB copy of the input is left.
+    let hog = [16usize, 32, 64, 128]
+        .iter()
+        .find_map(|mb| DeviceBuffer::new(free.saturating_sub(mb << 20)).ok())
+        .expect("could not take the device's free memory");
+    let (left, _) = driver::mem_info().unwrap();
+    println!("device memory: {total} total, {free} free, {left} left to the call");
+    let e = crate::qr_ex(&a.view(), QrMode::R, &opts).unwrap_err();
+    assert_eq!(e.kind(), "out of memory", "{e}");
+    assert!(e.message().contains("OUT_OF_MEMORY"), "{e}");
+    drop(hog);
+    let (again, info) = crate::qr_ex(&a.view(), QrMode::R, &opts).unwrap();
+    assert!(info.iter().all(|i| i.is_ok()));
+    let scale = want.r.data.iter().fold(0f32, |x, y| x.max(y.abs()));
+    let worst = want
+        .r
+        .data
+        .iter()
+        .zip(&again.r.data)
+        .fold(0f32, |x, (p, q)| x.max((p - q).abs()));
+    assert!(
+        worst <= 1e-5 * scale,
+        "after out of memory: max |R - R'| = {worst}"
+    );
+}
+
+/// The reduced case list `scripts/gpu-sanitize` runs under compute-sanitizer: every CUDA
+/// QR kernel of the registry forced (and the planner's choice), float32 and float64,
+/// shapes that cross each kernel's boundaries (one warp, a tile, shared memory, tall
+/// levels, a cluster, several panels), every mode and layout, and NaN input. Ignored in
+/// normal runs (the full sweeps cover these); small enough to finish under racecheck.
+#[test]
+#[ignore]
+fn sanitize_every_kernel() {
+    let Some(_) = backend() else { return };
+    fn run<T: Real>() {
+        let cases = [
+            (3, 8, 8, Mode::Reduced, Lay::RowMajor, Special::Rand),
+            (3, 24, 20, Mode::Complete, Lay::ColMajor, Special::Rand),
+            (2, 60, 50, Mode::R, Lay::Padded, Special::Rand),
+            (2, 32, 28, Mode::Reduced, Lay::ColMajor, Special::NanOne),
+            (2, 130, 60, Mode::Reduced, Lay::RowMajor, Special::Rand),
+            (2, 600, 32, Mode::Reduced, Lay::Padded, Special::Rand),
+            (2, 300, 200, Mode::Complete, Lay::ColMajor, Special::Rand),
+        ];
+        // BATCHLIN_SANITIZE_KERNELS="tile cluster" (names, "auto" for the planner's
+        // choice) restricts the list: scripts/gpu-sanitize runs one family at a time.
+        let only = std::env::var("BATCHLIN_SANITIZE_KERNELS").unwrap_or_default();
+        let only: Vec<&str> = only.split_whitespace().collect();
+        let mut seed = 1000;
+        for kernel in kernels() {
+            if !only.is_empty() && !only.contains(&kname(kernel)) {
+                continue;
+            }
+            let mut ran = 0;
+            for &(b, m, n, mode, lay, sp) in &cases {
+                seed += 1;
+                if case::<T>(kernel, b, m, n, mode, lay, sp, seed).unwrap() {
+                    ran += 1;
+                }
+            }
+            println!("{:?} {}: {ran} cases", T::DTYPE, kname(kernel));
+            assert!(ran > 0, "{} ran no sanitizer case", kname(kernel));
+        }
+    }
+    run::<f32>();
+    run::<f64>();
 }

@@ -1,0 +1,264 @@
+//! What happens around the numerics: running out of memory (in a child process under an
+//! address-space limit: an `Err(OutOfMemory)`, never an abort, and the library usable
+//! afterwards), a process forked after a parallel call (the child computes, bit for bit
+//! what the parent computes), float32 results beyond the type's range (`Info::OVERFLOW`),
+//! and the argument checks of the reliability work.
+
+mod common;
+use batchlin::{Backend, BatchRef, DType, Info, Op, Options, QrMode, Uplo};
+use common::*;
+
+const CHILD: &str = "BATCHLIN_TEST_CHILD";
+
+fn in_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
+
+/// Run the ignored test `name` of this binary in a child process; (passed, output).
+fn run_child(name: &str) -> (bool, String) {
+    let exe = std::env::current_exe().expect("test binary path");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            name,
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .env_remove("BATCHLIN_BACKEND")
+        .output()
+        .expect("spawn the test binary");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ok = out.status.success() && text.contains("1 passed");
+    (ok, format!("status {:?}\n{text}", out.status))
+}
+
+/// Limit this process's address space to what it maps now plus `extra` bytes.
+fn limit_address_space(extra: u64) {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let vm_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmSize");
+    let lim = libc::rlimit {
+        rlim_cur: vm_kb * 1024 + extra,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: plain system call on this process.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
+}
+
+fn expect_oom<T: std::fmt::Debug>(r: batchlin::Result<T>, what: &str) {
+    match r {
+        Err(batchlin::Error::OutOfMemory(m)) => {
+            assert!(
+                m.contains("allocate") || m.contains("exceeds"),
+                "{what}: {m}"
+            );
+        }
+        other => panic!("{what}: expected OutOfMemory, got {other:?}"),
+    }
+}
+
+/// A known answer after the failures: the library is still usable.
+fn still_usable() {
+    let d = [3.0f64, 0.0, 4.0, 5.0]; // A'A = [25 20; 20 25]: singular values sqrt(45), sqrt(5)
+    let a = BatchRef::contiguous(&d, &[2, 2]).unwrap();
+    let s = batchlin::svdvals(&a).unwrap();
+    let want = [45f64.sqrt(), 5f64.sqrt()];
+    for (x, w) in s.data.iter().zip(want) {
+        assert!((x - w).abs() < 1e-14, "{:?} vs {want:?}", s.data);
+    }
+    let mut g = rng(7);
+    let inp = Input::<f64>::contiguous(&vec![gaussian(&mut g, 12, 9); 16], &[16], 12, 9);
+    let qr = run_qr(&inp.view(), QrMode::Reduced, Backend::Auto);
+    for (k, (q, r)) in qr.q.as_ref().unwrap().iter().zip(&qr.r).enumerate() {
+        check_qr(
+            &inp.mats[k],
+            Some(q),
+            r,
+            false,
+            tol::<f64>(),
+            "after out of memory",
+        );
+    }
+}
+
+#[test]
+fn out_of_memory_is_an_error_not_an_abort() {
+    let (ok, out) = run_child("child_out_of_memory");
+    assert!(ok, "{out}");
+}
+
+#[test]
+#[ignore = "run in a child process by out_of_memory_is_an_error_not_an_abort"]
+fn child_out_of_memory() {
+    if !in_child() {
+        return;
+    }
+    limit_address_space(1 << 30);
+    let one = [1.0f64];
+    let onef = [1.0f32];
+    // Outputs: a zero-stride view of 2^40 2x2 matrices needs 32 TiB of R.
+    let huge = BatchRef::new(&one, &[1 << 40, 2, 2], &[0, 0, 0]).unwrap();
+    expect_oom(batchlin::qr(&huge, QrMode::Reduced), "qr outputs");
+    expect_oom(batchlin::eigvalsh(&huge, Uplo::Lower), "eigvalsh outputs");
+    // Scratch, one matrix: 30000 x 30000 (7 GB of work matrix), outputs of 240 KB.
+    let big = BatchRef::new(&one, &[1, 30000, 30000], &[0, 0, 0]).unwrap();
+    expect_oom(batchlin::svdvals(&big), "svdvals scratch");
+    expect_oom(batchlin::eigvalsh(&big, Uplo::Upper), "eigvalsh scratch");
+    for b in [Backend::CpuSmall, Backend::CpuFaer] {
+        let o = Options::with_backend(b);
+        expect_oom(
+            batchlin::svd_ex(&big, false, false, &o),
+            "svdvals scratch (forced)",
+        );
+    }
+    // Scratch on every worker thread: 8 matrices, each worker's scratch past the limit.
+    let many = BatchRef::new(&onef, &[8, 20000, 20000], &[0, 0, 0]).unwrap();
+    expect_oom(batchlin::svdvals(&many), "parallel svdvals scratch");
+    let qr_many = BatchRef::new(&onef, &[8, 20000, 3], &[0, 0, 0]).unwrap();
+    expect_oom(
+        batchlin::qr_ex(&qr_many, QrMode::Complete, &Options::default()),
+        "complete qr outputs",
+    );
+    // A matrix whose scratch cannot even be addressed: refused before sizes wrap.
+    let wide = BatchRef::new(&one, &[1, 1 << 31, 1 << 31], &[0, 0, 0]).unwrap();
+    expect_oom(batchlin::svdvals(&wide), "unaddressable scratch");
+    still_usable();
+}
+
+// ---------------------------------------------------------------------------------------
+// fork()
+
+#[test]
+fn a_forked_child_computes() {
+    let (ok, out) = run_child("child_fork");
+    assert!(ok, "{out}");
+}
+
+fn batch_svdvals(seed: u64) -> (Input<f64>, Vec<u64>) {
+    let mut g = rng(seed);
+    let mats: Vec<M> = (0..64).map(|_| gaussian(&mut g, 8, 8)).collect();
+    let inp = Input::<f64>::contiguous(&mats, &[64], 8, 8);
+    let s = batchlin::svdvals(&inp.view()).unwrap();
+    (inp, s.data.iter().map(|x| x.to_bits()).collect())
+}
+
+fn r_bits(r: &QrRes) -> Vec<u64> {
+    r.r.iter()
+        .flat_map(|m| m.d.iter().map(|x| x.to_bits()))
+        .collect()
+}
+
+#[test]
+#[ignore = "run in a child process by a_forked_child_computes"]
+fn child_fork() {
+    if !in_child() {
+        return;
+    }
+    // The parent's multi-matrix call starts the worker threads; then fork.
+    let (_, want) = batch_svdvals(11);
+    let (_, want_qr) = {
+        let mut g = rng(12);
+        let mats: Vec<M> = (0..200).map(|_| gaussian(&mut g, 30, 20)).collect();
+        let inp = Input::<f64>::contiguous(&mats, &[200], 30, 20);
+        let r = run_qr(&inp.view(), QrMode::Reduced, Backend::CpuFaer);
+        (inp, r_bits(&r))
+    };
+    for round in 0..2 {
+        // SAFETY: the child only computes and exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // A hang is the failure this guards against: die rather than wait for ever.
+            unsafe { libc::alarm(60) };
+            let (_, got) = batch_svdvals(11);
+            let mut g = rng(12);
+            let mats: Vec<M> = (0..200).map(|_| gaussian(&mut g, 30, 20)).collect();
+            let inp = Input::<f64>::contiguous(&mats, &[200], 30, 20);
+            let r = run_qr(&inp.view(), QrMode::Reduced, Backend::CpuFaer);
+            let got_qr = r_bits(&r);
+            // Threads of the child's own pool, not one: the pool was rebuilt.
+            let threads = batchlin::device::devices()[0].detail.clone();
+            let same = got == want && got_qr == want_qr;
+            eprintln!("round {round}: child computed, same bits {same}, {threads}");
+            unsafe { libc::_exit(if same { 0 } else { 3 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "round {round}: the forked child failed or hung (wait status {status:#x})"
+        );
+        // The parent's pool still works after its child came and went.
+        assert_eq!(batch_svdvals(11).1, want);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Overflow of float32 results
+
+#[test]
+fn float32_results_beyond_the_range_are_flagged() {
+    // Every entry 3e38: R's first row, the largest eigenvalue and singular value are
+    // n * 3e38 = +Inf in float32; the input itself is finite.
+    let n = 4;
+    let d = vec![3e38f32; n * n];
+    let a = BatchRef::contiguous(&d, &[1, n, n]).unwrap();
+    for b in [Backend::CpuSmall, Backend::CpuFaer] {
+        let o = Options::with_backend(b);
+        let (qr, info) = batchlin::qr_ex(&a, QrMode::Reduced, &o).unwrap();
+        assert!(info[0].overflow() && !info[0].is_ok(), "{b} qr {info:?}");
+        assert!(qr.r.data[0].is_infinite(), "{b}: R[0,0] = {}", qr.r.data[0]);
+        let (e, info) = batchlin::eigh_ex(&a, Uplo::Lower, false, &o).unwrap();
+        assert!(info[0].overflow(), "{b} eigh {info:?}");
+        assert!(e.w.data[n - 1].is_infinite());
+        let (s, info) = batchlin::svd_ex(&a, false, false, &o).unwrap();
+        assert!(info[0].overflow(), "{b} svd {info:?}");
+        assert!(s.s.data[0].is_infinite());
+    }
+    // Just inside the range (1e37 * 4 = 4e37 < 3.4e38): right, and no flag.
+    let d = vec![1e37f32; n * n];
+    let a = BatchRef::contiguous(&d, &[1, n, n]).unwrap();
+    let (s, info) = batchlin::svd_ex(&a, false, false, &Options::default()).unwrap();
+    assert!(!info[0].overflow(), "{info:?}");
+    assert!((s.s.data[0] / 4e37 - 1.0).abs() < 1e-5, "{}", s.s.data[0]);
+    // float64 never overflows from float32-sized input; a float64 input near its own
+    // limit does and is flagged too.
+    let d = vec![1e308f64; n * n];
+    let a = BatchRef::contiguous(&d, &[1, n, n]).unwrap();
+    let (_, info) = batchlin::svd_ex(&a, false, false, &Options::default()).unwrap();
+    assert!(info[0].overflow(), "{info:?}");
+    assert_eq!(info[0].0 & Info::NONFINITE, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Argument checks
+
+#[test]
+fn backend_for_checks_the_size_product() {
+    let r = batchlin::backend_for(Op::Qr, DType::F32, 1 << 40, 1 << 20, 1 << 20);
+    assert!(matches!(r, Err(batchlin::Error::Overflow(_))), "{r:?}");
+    assert!(batchlin::backend_for(Op::Qr, DType::F32, 1 << 20, 8, 8).is_ok());
+}
+
+#[test]
+fn backend_names_ignore_case_and_surrounding_space() {
+    for (s, b) in [
+        (" CPU-FAER ", Backend::CpuFaer),
+        ("\tcpu-small\n", Backend::CpuSmall),
+        ("Auto", Backend::Auto),
+    ] {
+        assert_eq!(s.parse::<Backend>().unwrap(), b, "{s:?}");
+    }
+    assert!("cpu faer".parse::<Backend>().is_err());
+}
