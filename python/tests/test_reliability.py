@@ -250,16 +250,16 @@ def _soak(calls, device_put=None, backend=None):
     s = g.standard_normal((8, 10, 10))
     s = s + np.swapaxes(s, -1, -2)
     if device_put is not None:
-        a = device_put(a)
+        a, s = device_put(a), device_put(s)
     ops = [
         lambda: batchlin.qr(a, backend=backend),
         lambda: batchlin.qr(a, mode="complete", backend=backend),
         lambda: batchlin.qr(a, mode="r", backend=backend),
+        lambda: batchlin.svd(a, backend=backend),
+        lambda: batchlin.svdvals(a, backend=backend),
+        lambda: batchlin.eigh(s, backend=backend),
+        lambda: batchlin.eigvalsh(s, backend=backend),
     ]
-    # The GPU backend runs QR alone (eigh and the SVD are UnavailableError there).
-    if device_put is None and backend is None:
-        ops += [lambda: batchlin.svd(a), lambda: batchlin.svdvals(a),
-                lambda: batchlin.eigh(s), lambda: batchlin.eigvalsh(s)]
     for op in ops:  # warm up: pools, compiled kernels, caches
         for _ in range(50):
             op()

@@ -719,3 +719,32 @@ fn eigh_two_by_two_by_hand() {
         check_column_signs(v, b.name());
     }
 }
+
+/// A matrix spanning 5 to f64::MAX (found by the front-door fuzzer): scaled into [0.5, 1)
+/// its small entries are subnormal, and the small kernel's arithmetic on them made a NaN
+/// eigenvalue with a clean info word. Now no eigenvalue is NaN, and the dominant one
+/// (about 1.6 f64::MAX) is infinite with the OVERFLOW flag.
+#[test]
+fn eigh_span_to_f64_max_stays_finite() {
+    let x = [-5.0, -5.0, -5.0, -5.0, 0.0, -0.75, f64::MAX, -7.25];
+    let n = x.len();
+    let m = M::from_fn(n, n, |i, j| x[i.min(j)]);
+    let inp = Input::<f64>::contiguous(&[m], &[1], n, n);
+    for b in backends(Op::Eigh) {
+        for vectors in [true, false] {
+            let res = run_eigh(&inp.view(), Uplo::Upper, vectors, b);
+            let ctx = format!("eigh to f64::MAX {} vectors={vectors}", b.name());
+            let w = &res.w[0].d;
+            assert!(!res.info[0].nonfinite(), "{ctx}: info {:#x}", res.info[0].0);
+            assert!(w.iter().all(|w| !w.is_nan()), "{ctx}: eigenvalues {w:?}");
+            // The dominant eigenvalue is about 1.6 f64::MAX: infinite, and flagged so.
+            assert_eq!(
+                w.iter().any(|w| w.is_infinite()),
+                res.info[0].overflow(),
+                "{ctx}: eigenvalues {w:?}, info {:#x}",
+                res.info[0].0
+            );
+            assert!(w[n - 1] > 1e308, "{ctx}: eigenvalues {w:?}");
+        }
+    }
+}

@@ -515,6 +515,17 @@ fn scale_in_place<T: Real>(w: &mut [T], e: i32) {
             *x = p.apply(*x);
         }
     }
+    // Entries the scaling made subnormal (below 2^-1022 of a largest entry in [0.5, 1):
+    // far below the rounding of anything computed from it) are flushed to zero: the
+    // kernels' arithmetic on them could make a NaN from finite input (an eigh of a
+    // matrix spanning 5 to f64::MAX did, with a clean info word; fuzz/regressions).
+    if e > 0 {
+        for x in w.iter_mut() {
+            if x.abs() < T::MIN_POSITIVE {
+                *x = T::ZERO;
+            }
+        }
+    }
 }
 
 /// Fill an output matrix with `value` (NaN for a non-finite input, zero for padding).

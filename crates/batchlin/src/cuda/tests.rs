@@ -920,6 +920,7 @@ fn device_plan_memo_follows_its_inputs() {
     );
     let e = crate::plan(&p, &place(0), &Options::with_backend(Backend::CpuFaer)).unwrap_err();
     assert_eq!(e.kind(), "argument", "{e}");
+}
 
 /// Device memory exhausted (all but a few MB taken by another allocation): host data
 /// forced onto the GPU needs device copies it cannot get, and the call is an

@@ -39,6 +39,7 @@ struct GemmArgs {
 #define BL_INFO_NONFINITE 1u
 #define BL_INFO_NOT_CONVERGED 2u
 #define BL_INFO_RANK_DEFICIENT 4u
+#define BL_INFO_OVERFLOW 8u
 
 template <typename T> struct BlT;
 template <> struct BlT<float> {

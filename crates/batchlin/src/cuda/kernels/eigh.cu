@@ -84,7 +84,10 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     if (es != 0)
         for (int idx = tid; idx < n * n; idx += nt) {
             const int i = idx / n, j = idx - i * n;
-            A[(bl_i64)i * ld + j] = bl_scale2(A[(bl_i64)i * ld + j], -es);
+            const T x = bl_scale2(A[(bl_i64)i * ld + j], -es);
+            // Made subnormal by the scaling: zero, as the CPU path (a NaN otherwise came
+            // out of finite input spanning 5 to f64::MAX).
+            A[(bl_i64)i * ld + j] = (es > 0 && BlT<T>::abs_(x) < BlT<T>::tiny()) ? T(0) : x;
         }
     __syncthreads();
 
@@ -356,7 +359,10 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     }
     if (tid == 0 && p.info) {
         const unsigned it = iters_all > 0xffff ? 0xffffu : (unsigned)iters_all;
-        p.info[b] = (it << 16) | (conv ? 0u : BL_INFO_NOT_CONVERGED);
+        // Finite input whose extreme eigenvalues exceed the type once unscaled.
+        const T lo = bl_scale2(d[perm[0]], es), hi = bl_scale2(d[perm[n - 1]], es);
+        const bool over = !(BlT<T>::abs_(lo) <= BlT<T>::huge() && BlT<T>::abs_(hi) <= BlT<T>::huge());
+        p.info[b] = (it << 16) | (conv ? 0u : BL_INFO_NOT_CONVERGED) | (over ? BL_INFO_OVERFLOW : 0u);
     }
 }
 

@@ -125,7 +125,8 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
     __syncthreads();
     for (int idx = tid; idx < p * q; idx += nt) {
         W* u = U + (bl_i64)(idx / p) * ldu + idx % p;
-        *u = bl_scale2(*u, -es);
+        const W x = bl_scale2(*u, -es);
+        *u = (es > 0 && BlT<W>::abs_(x) < W(BlT<T>::tiny())) ? W(0) : x;  // as eigh.cu
     }
     if (vec)
         for (int idx = tid; idx < q * q; idx += nt) V[idx] = (idx % q == idx / q) ? W(1) : W(0);
@@ -240,6 +241,8 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
     {
         const W smax = nrm[perm[0]], smin = nrm[perm[q - 1]];
         if (smin <= W(p) * eps * smax || smax == W(0)) word |= BL_INFO_RANK_DEFICIENT;
+        const T top = T(bl_scale2(smax, es));
+        if (!(BlT<T>::abs_(top) <= BlT<T>::huge())) word |= BL_INFO_OVERFLOW;  // finite input
     }
     if (!vec) {
         if (tid == 0 && g.info) g.info[b] = word;
