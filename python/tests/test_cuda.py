@@ -7,8 +7,9 @@ transposed and broadcast inputs (read in place where the batch collapses to one 
 NaN isolation, outputs on the input's device and in its framework, the caller's stream
 with no host synchronisation, CuPy, torch.compile, opcheck, gradcheck and CUDA graph
 capture. JAX arrays on a GPU: QR through XLA's FFI on XLA's stream, eager, under jit and
-vmap. eigh and svd of CUDA input raise the core's UnavailableError, with its message
-(what the GPU backend lacks); a missing device ordinal raises the core's error too.
+vmap. eigh and svd of CUDA input take the same device call (their results are checked in
+test_cuda_eigh_svd.py); an operation a GPU backend lacks raises the core's
+UnavailableError with its message; a missing device ordinal raises the core's error too.
 
 Everything that needs a GPU is skipped, with the reason shown, where there is none. The
 Python half of the device path (layouts, copies, output allocation, empty shapes) is
@@ -534,9 +535,10 @@ GPU_OPS = [(batchlin.eigh, "eigh"), (batchlin.eigvalsh, "eigvalsh"), (batchlin.s
 @needs_torch_cuda
 @needs_backend
 def test_torch_cuda_other_ops_raise_clearly():
-    """eigh and svd of CUDA tensors go to the device call like QR; until the GPU backend
-    has them, the core's UnavailableError comes back (not a crash, not a TypeError),
-    its message naming what the GPU lacks."""
+    """eigh and svd of CUDA tensors go to the device call like QR: they run where the
+    core plans them (test_cuda_eigh_svd.py checks the results), else the core's
+    UnavailableError comes back (not a crash, not a TypeError), naming what the GPU
+    lacks."""
     a = torch.randn(4, 6, 6, device="cuda")
     for f, variant in GPU_OPS:
         core = _core_says(variant, a.shape)
