@@ -6,7 +6,7 @@
 use super::driver::{launch, Device, RawStream, Scratch};
 use super::qr::KMat;
 use super::DeviceCaps;
-use crate::{DType, Error, Problem, Real, Result};
+use crate::{Error, Problem, Real, Result};
 
 /// Mirrors `struct EighArgs` in kernels/eigh.cu.
 #[repr(C)]
@@ -86,21 +86,13 @@ pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> 
     let big = big_elems(n) * es;
     let in_smem = big + small <= dev.smem_optin;
     let smem = if in_smem { big + small } else { small };
-    let (tn, ct) = match T::DTYPE {
-        DType::F32 => ("f32", "float"),
-        _ => ("f64", "double"),
-    };
+    let (tn, ct) = super::qr::tname::<T>();
     let f = dev.function(
         &format!("eigh_block_{tn}"),
         &format!("BL_EIGH_BLOCK({tn}, {ct})"),
         dev.smem_optin,
     )?;
-    let v = c.v.unwrap_or(KMat {
-        ptr: 0,
-        bs: 0,
-        rs: 0,
-        cs: 0,
-    });
+    let v = c.v.unwrap_or_default();
     let mut args = EighArgs {
         a: c.a.ptr,
         a_bs: c.a.bs,

@@ -38,7 +38,7 @@ impl QrKernel {
 
 /// A batch of matrices in device memory as the kernels take it: element (b, i, j) at
 /// `ptr + (b*bs + i*rs + j*cs) * size_of::<T>()`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct KMat {
     pub ptr: u64,
     pub bs: i64,
@@ -264,7 +264,7 @@ fn cluster_smem_bytes<T: Real>(nc: usize, threads: usize) -> usize {
     elems * std::mem::size_of::<T>()
 }
 
-fn tname<T: Real>() -> (&'static str, &'static str) {
+pub(crate) fn tname<T: Real>() -> (&'static str, &'static str) {
     match T::DTYPE {
         DType::F32 => ("f32", "float"),
         _ => ("f64", "double"),
@@ -456,12 +456,7 @@ pub(crate) struct Call {
 }
 
 fn base_args(c: &Call) -> QrArgs {
-    let q = c.q.unwrap_or(KMat {
-        ptr: 0,
-        bs: 0,
-        rs: 0,
-        cs: 0,
-    });
+    let q = c.q.unwrap_or_default();
     QrArgs {
         a: c.a.ptr,
         a_bs: c.a.bs,

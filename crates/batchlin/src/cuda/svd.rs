@@ -7,7 +7,7 @@
 use super::driver::{launch, Device, RawStream, Scratch};
 use super::qr::KMat;
 use super::DeviceCaps;
-use crate::{DType, Error, Problem, Real, Result};
+use crate::{Error, Problem, Real, Result};
 
 /// Mirrors `struct SvdArgs` in kernels/svd.cu.
 #[repr(C)]
@@ -123,22 +123,13 @@ pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> 
             "the CUDA SVD kernel needs {smem} bytes of shared memory for {m}x{n}"
         )));
     }
-    let (tn, ct) = match T::DTYPE {
-        DType::F32 => ("f32", "float"),
-        _ => ("f64", "double"),
-    };
+    let (tn, ct) = super::qr::tname::<T>();
     let f = dev.function(
         &format!("svd_jacobi_{tn}"),
         &format!("BL_SVD_JACOBI({tn}, {ct})"),
         dev.smem_optin,
     )?;
-    let none = KMat {
-        ptr: 0,
-        bs: 0,
-        rs: 0,
-        cs: 0,
-    };
-    let (u, vh) = (c.u.unwrap_or(none), c.vh.unwrap_or(none));
+    let (u, vh) = (c.u.unwrap_or_default(), c.vh.unwrap_or_default());
     let t = |k: KMat| KMat {
         rs: k.cs,
         cs: k.rs,
