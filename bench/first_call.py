@@ -1,7 +1,7 @@
 """The first call of each GPU operation in a fresh process, against a warm call.
 
-    python bench/first_call.py                  # torch CUDA tensors, QR shapes of record
-    python bench/first_call.py --shapes 256x128x128,4096x32x32 --dtypes float32,float64
+    python bench/first_call.py                  # torch CUDA tensors, every operation
+    python bench/first_call.py --shapes 256x128x128,4096x32x32 --calls qr,qr:r,svdvals
 
 Each case runs in a new Python process with BATCHLIN_CACHE_DIR set to a new empty
 folder (no kernel cache on disk), so the first call pays whatever a fresh machine pays:
@@ -25,39 +25,47 @@ import torch
 t0 = time.perf_counter()
 import batchlin
 t_import = time.perf_counter() - t0
-b, m, n, dtype, mode = sys.argv[1:6]
+b, m, n, dtype, call_name = sys.argv[1:6]
 x = torch.randn(int(b), int(m), int(n), device="cuda", dtype=getattr(torch, dtype))
 torch.cuda.synchronize()
+op, _, mode = call_name.partition(":")
+fn = {"qr": lambda: batchlin.qr(x, mode=mode or "reduced"),
+      "eigh": lambda: batchlin.eigh(x), "eigvalsh": lambda: batchlin.eigvalsh(x),
+      "svd": lambda: batchlin.svd(x), "svdvals": lambda: batchlin.svdvals(x)}[op]
 def call():
     t = time.perf_counter()
-    batchlin.qr(x, mode=mode)
+    fn()
     torch.cuda.synchronize()
     return (time.perf_counter() - t) * 1e3
 first = call()
-warm = sorted(call() for _ in range(20))[10]
+warm = sorted(call() for _ in range(20 if first < 100 else 3))
+warm = warm[len(warm) // 2]
+base = f"qr-{mode}" if mode in ("r", "complete") else op
 print(json.dumps(dict(import_ms=t_import * 1e3, first_ms=first, warm_ms=warm,
-                      plan=batchlin.backend_for("qr", x.shape, dtype, "cuda:0").plan)))
+                      plan=batchlin.backend_for(base, x.shape, dtype, "cuda:0").plan)))
 """
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shapes", default="256x128x128,4096x32x32,4096x64x64,1024x128x128,"
-                                        "16x1024x64,1x1024x1024,4x64x64,1x4x4")
+    ap.add_argument("--shapes", default="4096x32x32,1024x64x64,16x1024x64")
     ap.add_argument("--dtypes", default="float32,float64")
-    ap.add_argument("--modes", default="reduced,r")
+    ap.add_argument("--calls", default="qr,qr:r,eigh,eigvalsh,svd,svdvals",
+                    help="operations, qr:MODE for a QR mode (eigh skips non-square shapes)")
     a = ap.parse_args()
     info = subprocess.run([sys.executable, "-c", "import batchlin, json; "
                            "print(json.dumps(batchlin.devices()))"],
                           capture_output=True, text=True)
     print("devices:", info.stdout.strip() or info.stderr.strip())
-    print("\n| shape | dtype | mode | plan | first call, ms | warm call, ms | first - warm |")
+    print("\n| shape | dtype | call | plan | first call, ms | warm call, ms | first - warm |")
     print("|---|---|---|---|---|---|---|")
     worst = 0.0
     for shape in a.shapes.split(","):
         b, m, n = shape.lower().split("x")
         for dtype in a.dtypes.split(","):
-            for mode in a.modes.split(","):
+            for mode in a.calls.split(","):
+                if mode.startswith("eig") and m != n:
+                    continue
                 with tempfile.TemporaryDirectory(prefix="batchlin-cache-") as cache:
                     env = dict(os.environ, BATCHLIN_CACHE_DIR=cache)
                     r = subprocess.run([sys.executable, "-c", CHILD, b, m, n, dtype, mode],

@@ -18,6 +18,8 @@ For each shape:
 - sync: the same with a synchronisation after every call (latency: overhead + launch
   + the kernel + the wait).
 
+A case whose `calls` would take over a second (a slow peer) is timed over fewer calls.
+
 The overhead target is wall - kernel <= 10 us a call. Prints a Markdown table; the
 figures belong under docs/results/<device>/<date>-python-overhead/ with this command.
 """
@@ -41,11 +43,21 @@ def parse_shapes(s: str):
     return out
 
 
-def wall_us(fn, calls: int, sync, repeats: int = 5) -> float:
+def calls_within(fn, calls: int, sync, budget_s: float) -> int:
+    """`calls`, or fewer where that many would take over `budget_s` (a slow peer)."""
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    one = time.perf_counter() - t0
+    return max(20, min(calls, int(budget_s / max(one, 1e-9))))
+
+
+def wall_us(fn, calls: int, sync, repeats: int = 5, budget_s: float = 1.0) -> float:
     """Median over `repeats` of (time for `calls` queued calls + one sync) / calls."""
     for _ in range(min(calls, 50)):
         fn()
     sync()
+    calls = calls_within(fn, calls, sync, budget_s)
     runs = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -56,10 +68,10 @@ def wall_us(fn, calls: int, sync, repeats: int = 5) -> float:
     return statistics.median(runs)
 
 
-def sync_us(fn, calls: int, sync) -> float:
+def sync_us(fn, calls: int, sync, budget_s: float = 1.0) -> float:
     """Median time of one call followed by a synchronisation."""
     times = []
-    for _ in range(min(calls, 500)):
+    for _ in range(calls_within(fn, min(calls, 500), sync, budget_s)):
         t0 = time.perf_counter()
         fn()
         sync()

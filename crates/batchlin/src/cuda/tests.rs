@@ -969,11 +969,162 @@ fn device_out_of_memory_is_an_error() {
 /// shapes that cross each kernel's boundaries (one warp, a tile, shared memory, tall
 /// levels, a cluster, several panels), every mode and layout, and NaN input. Ignored in
 /// normal runs (the full sweeps cover these); small enough to finish under racecheck.
+/// The kernel families the sanitizer runs take one at a time: `qr-<kernel>` for every
+/// CUDA QR kernel and `qr-auto` for the planner's choice, `eigh-<kernel>`, `svd-<kernel>`.
+fn sanitize_families() -> Vec<String> {
+    let mut v: Vec<String> = kernels()
+        .into_iter()
+        .map(|k| format!("qr-{}", kname(k)))
+        .collect();
+    for op in [Op::Eigh, Op::Svd] {
+        for k in registry::kernels(op, Backend::Cuda) {
+            v.push(format!("{}-{}", op.name(), k.name));
+        }
+    }
+    v
+}
+
+/// One eigh or SVD case on a forced CUDA kernel (host data through the GPU): random
+/// input, one matrix with a NaN when `nan`; checks the residual in float64, the order of
+/// the values and the NaN matrix's flag. Returns Ok(false) where the kernel does not take
+/// the shape.
+#[allow(clippy::too_many_arguments)]
+fn eigh_svd_case<T: Real>(
+    op: Op,
+    kernel: &'static str,
+    batch: usize,
+    m: usize,
+    n: usize,
+    vectors: bool,
+    full: bool,
+    nan: bool,
+    seed: u64,
+) -> Result<bool> {
+    let mut rng = Rng(seed);
+    let mut a: Vec<T> = (0..batch * m * n)
+        .map(|_| T::from_f64(rng.normal()))
+        .collect();
+    if op == Op::Eigh {
+        // symmetric, so the residual check holds whichever triangle the kernel reads
+        for b in 0..batch {
+            for i in 0..n {
+                for j in 0..i {
+                    a[b * n * n + j * n + i] = a[b * n * n + i * n + j];
+                }
+            }
+        }
+    }
+    if nan {
+        a[(batch - 1) * m * n + m * n / 2] = T::from_f64(f64::NAN);
+    }
+    let av = crate::BatchRef::contiguous(&a, &[batch, m, n])?;
+    let opts = Options::with_kernel(Backend::Cuda, kernel);
+    let tag = format!(
+        "{}-{kernel} {:?} {batch}x{m}x{n} vectors={vectors} full={full}",
+        op.name(),
+        T::DTYPE
+    );
+    let tol = if T::DTYPE == DType::F32 { 1e-4 } else { 1e-11 };
+    let at = |b: usize, i: usize, j: usize| a[b * m * n + i * n + j].to_f64();
+    let k = m.min(n);
+    // per matrix: the values, and the residual of the vectors (0 without them)
+    let (vals, resid, info): (Vec<Vec<f64>>, Vec<f64>, Vec<Info>) = if op == Op::Eigh {
+        let res = crate::eigh_ex(&av, crate::Uplo::Lower, vectors, &opts);
+        let (e, info) = match res {
+            Err(Error::Argument(_)) => return Ok(false),
+            r => r?,
+        };
+        let w = |b: usize, i: usize| e.w.data[b * n + i].to_f64();
+        let vals = (0..batch)
+            .map(|b| (0..n).map(|i| w(b, i)).collect())
+            .collect();
+        let resid = (0..batch)
+            .map(|b| {
+                let Some(v) = &e.v else { return 0.0 };
+                let v = |i: usize, j: usize| v.data[b * n * n + i * n + j].to_f64();
+                let (mut d, mut s) = (0f64, 0f64);
+                for i in 0..n {
+                    for j in 0..n {
+                        let av: f64 = (0..n).map(|l| at(b, i, l) * v(l, j)).sum();
+                        d += (av - w(b, j) * v(i, j)).powi(2);
+                        s += at(b, i, j).powi(2);
+                    }
+                }
+                (d / s.max(f64::MIN_POSITIVE)).sqrt()
+            })
+            .collect();
+        (vals, resid, info)
+    } else {
+        let res = crate::svd_ex(&av, full, vectors, &opts);
+        let (r, info) = match res {
+            Err(Error::Argument(_)) => return Ok(false),
+            r => r?,
+        };
+        let s = |b: usize, i: usize| r.s.data[b * k + i].to_f64();
+        let vals = (0..batch)
+            .map(|b| (0..k).rev().map(|i| s(b, i)).collect())
+            .collect();
+        let (uc, vr) = if full { (m, n) } else { (k, k) };
+        let resid = (0..batch)
+            .map(|b| {
+                let (Some(u), Some(vh)) = (&r.u, &r.vh) else {
+                    return 0.0;
+                };
+                let u = |i: usize, j: usize| u.data[b * m * uc + i * uc + j].to_f64();
+                let vh = |i: usize, j: usize| vh.data[b * vr * n + i * n + j].to_f64();
+                let (mut d, mut t) = (0f64, 0f64);
+                for i in 0..m {
+                    for j in 0..n {
+                        let usv: f64 = (0..k).map(|l| u(i, l) * s(b, l) * vh(l, j)).sum();
+                        d += (at(b, i, j) - usv).powi(2);
+                        t += at(b, i, j).powi(2);
+                    }
+                }
+                (d / t.max(f64::MIN_POSITIVE)).sqrt()
+            })
+            .collect();
+        (vals, resid, info)
+    };
+    for b in 0..batch {
+        if nan && b == batch - 1 {
+            assert!(
+                info[b].nonfinite(),
+                "{tag}: NaN matrix {b} info {:?}",
+                info[b]
+            );
+            assert!(
+                vals[b].iter().all(|x| x.is_nan()),
+                "{tag}: NaN matrix {b} values"
+            );
+            continue;
+        }
+        assert!(info[b].is_ok(), "{tag}: matrix {b} info {:?}", info[b]);
+        assert!(
+            vals[b].windows(2).all(|p| p[0] <= p[1]),
+            "{tag}: matrix {b} values out of order"
+        );
+        assert!(resid[b] <= tol, "{tag}: matrix {b} residual {:e}", resid[b]);
+    }
+    Ok(true)
+}
+
+/// The case list of the GPU sanitizer runs (scripts/gpu-sanitize): every CUDA kernel
+/// family forced in float32 and float64 at shapes crossing its boundaries (shared memory
+/// and global scratch for eigh and the SVD), every mode and layout, NaN input.
+/// BATCHLIN_SANITIZE_KERNELS="qr-tile svd-jacobi" restricts it to those families;
+/// BATCHLIN_SANITIZE_LIST=1 prints the families and runs nothing.
 #[test]
 #[ignore]
 fn sanitize_every_kernel() {
+    if std::env::var_os("BATCHLIN_SANITIZE_LIST").is_some() {
+        println!("families: {}", sanitize_families().join(" "));
+        return;
+    }
     let Some(_) = backend() else { return };
-    fn run<T: Real>() {
+    let only = std::env::var("BATCHLIN_SANITIZE_KERNELS").unwrap_or_default();
+    let only: Vec<String> = only.split_whitespace().map(String::from).collect();
+    let wanted = |f: &str| only.is_empty() || only.iter().any(|o| o == f);
+    fn run<T: Real>(wanted: &dyn Fn(&str) -> bool) {
         let cases = [
             (3, 8, 8, Mode::Reduced, Lay::RowMajor, Special::Rand),
             (3, 24, 20, Mode::Complete, Lay::ColMajor, Special::Rand),
@@ -983,13 +1134,10 @@ fn sanitize_every_kernel() {
             (2, 600, 32, Mode::Reduced, Lay::Padded, Special::Rand),
             (2, 300, 200, Mode::Complete, Lay::ColMajor, Special::Rand),
         ];
-        // BATCHLIN_SANITIZE_KERNELS="tile cluster" (names, "auto" for the planner's
-        // choice) restricts the list: scripts/gpu-sanitize runs one family at a time.
-        let only = std::env::var("BATCHLIN_SANITIZE_KERNELS").unwrap_or_default();
-        let only: Vec<&str> = only.split_whitespace().collect();
         let mut seed = 1000;
         for kernel in kernels() {
-            if !only.is_empty() && !only.contains(&kname(kernel)) {
+            let family = format!("qr-{}", kname(kernel));
+            if !wanted(&family) {
                 continue;
             }
             let mut ran = 0;
@@ -999,10 +1147,39 @@ fn sanitize_every_kernel() {
                     ran += 1;
                 }
             }
-            println!("{:?} {}: {ran} cases", T::DTYPE, kname(kernel));
-            assert!(ran > 0, "{} ran no sanitizer case", kname(kernel));
+            println!("{:?} {family}: {ran} cases", T::DTYPE);
+            assert!(ran > 0, "{family} ran no sanitizer case");
+        }
+        // (batch, m, n, vectors, full_matrices, a NaN matrix): eigh takes n x n; 200 is
+        // past the shared-memory reach of both kernels (global scratch), 33 and 40 x 20
+        // past the 32-column edge, 20 x 40 wide.
+        let cases = [
+            (3, 8, 8, true, false, false),
+            (2, 33, 33, true, true, true),
+            (2, 40, 20, true, false, false),
+            (2, 20, 40, true, true, false),
+            (2, 100, 100, false, false, true),
+            (1, 200, 200, true, false, false),
+        ];
+        for op in [Op::Eigh, Op::Svd] {
+            for k in registry::kernels(op, Backend::Cuda) {
+                let family = format!("{}-{}", op.name(), k.name);
+                if !wanted(&family) {
+                    continue;
+                }
+                let mut ran = 0;
+                for &(b, m, n, vectors, full, nan) in &cases {
+                    let n = if op == Op::Eigh { m } else { n };
+                    seed += 1;
+                    if eigh_svd_case::<T>(op, k.name, b, m, n, vectors, full, nan, seed).unwrap() {
+                        ran += 1;
+                    }
+                }
+                println!("{:?} {family}: {ran} cases", T::DTYPE);
+                assert!(ran > 0, "{family} ran no sanitizer case");
+            }
         }
     }
-    run::<f32>();
-    run::<f64>();
+    run::<f32>(&wanted);
+    run::<f64>(&wanted);
 }
