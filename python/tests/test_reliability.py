@@ -41,14 +41,21 @@ def run_py(code, env=None, timeout=300):
     return p.returncode, p.stdout + p.stderr
 
 
-# A child that sets its own address-space limit (KiB, as `ulimit -v` takes it), runs a
-# call that must raise MemoryError, then checks a small call against numpy.
+# A child that sets its own address-space limit (as `ulimit -v` would: KiB), runs a call
+# that must raise MemoryError, then checks a small call against numpy. The limit is the
+# child's address space once warm (its worker threads started, numpy.random loaded) plus
+# `headroom_kib`, so that it holds on machines whose baseline differs (16 worker threads'
+# stacks and malloc arenas, a larger Python environment); MALLOC_ARENA_MAX bounds the
+# arenas the call's threads may reserve.
 OOM_CHILD = """
 import resource, sys
 import numpy as np
 import batchlin
 {setup}
-resource.setrlimit(resource.RLIMIT_AS, ({limit_kib} * 1024, resource.RLIM_INFINITY))
+batchlin.svdvals(np.ones((64, 8, 8)))  # the worker pool started
+np.random.default_rng(0)
+vm_kib = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, ((vm_kib + {headroom_kib}) * 1024, resource.RLIM_INFINITY))
 try:
     {call}
 except MemoryError as e:
@@ -69,27 +76,27 @@ OOM_CASES = {
     "zero-stride huge view, outputs": dict(
         setup="a = np.lib.stride_tricks.as_strided(np.ones(1), shape=(2**40, 2, 2), "
               "strides=(0, 0, 0))",
-        limit_kib=4_000_000, call="batchlin.qr(a)"),
+        headroom_kib=1_000_000, call="batchlin.qr(a)"),
     "complete qr of 2500x200x200, outputs": dict(
-        setup="a = np.ones((2500, 200, 200))", limit_kib=1_500_000,
+        setup="a = np.ones((2500, 200, 200))", headroom_kib=400_000,
         call='batchlin.qr(a, mode="complete")'),
     "svdvals of 1x9000x9000, scratch": dict(
-        setup="a = np.ones((1, 9000, 9000))", limit_kib=1_400_000,
+        setup="a = np.ones((1, 9000, 9000))", headroom_kib=300_000,
         call="batchlin.svdvals(a)"),
     "eigvalsh of a zero-stride batch, each worker's scratch": dict(
         setup="a = np.lib.stride_tricks.as_strided(np.ones(1), shape=(8, 20000, 20000), "
               "strides=(0, 0, 0))",
-        limit_kib=2_000_000, call="batchlin.eigvalsh(a)"),
+        headroom_kib=1_000_000, call="batchlin.eigvalsh(a)"),
     "svdvals float32 zero-stride 100000x100000, scratch": dict(
         setup="a = np.lib.stride_tricks.as_strided(np.ones(1, np.float32), "
               "shape=(1, 100000, 100000), strides=(0, 0, 0))",
-        limit_kib=2_000_000, call="batchlin.svdvals(a)"),
+        headroom_kib=1_000_000, call="batchlin.svdvals(a)"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(OOM_CASES))
 def test_out_of_memory_is_memory_error(case):
-    code, out = run_py(OOM_CHILD.format(**OOM_CASES[case]))
+    code, out = run_py(OOM_CHILD.format(**OOM_CASES[case]), env={"MALLOC_ARENA_MAX": "2"})
     assert code == 0, out
     assert "MemoryError:" in out and "usable afterwards" in out, out
     assert "PanicException" not in out and "panicked" not in out, out

@@ -31,6 +31,17 @@ __device__ __forceinline__ void bl_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+// bl_cluster_sync split in two: a block may touch a peer's shared memory only once the
+// peer has started (CUDA's rule for distributed shared memory), which a wait after every
+// block's arrive guarantees. The first exchange's writes lacked it (compute-sanitizer
+// racecheck, 2026-12-02: "located in a block that might not have entered yet"); the
+// arrive at entry and the wait before that exchange keep the loads in between.
+__device__ __forceinline__ void bl_cluster_arrive() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void bl_cluster_wait() {
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
 // The shared-memory address of *p in block `rank` of the cluster.
 __device__ __forceinline__ unsigned bl_mapa(const void* p, unsigned rank) {
     unsigned a = (unsigned)__cvta_generic_to_shared(p), r;
@@ -121,6 +132,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
 
     const int tid = threadIdx.x, NT = blockDim.x, lane = tid & 31, wid = tid >> 5, NW = NT >> 5;
     const unsigned rank = bl_cluster_rank();
+    bl_cluster_arrive();
     const bl_i64 b = (bl_i64)(blockIdx.x / CS);  // the matrix; clusters are CS consecutive blocks
     const bl_i64 outer = b / p.inner;
     const int in = (int)(b - outer * p.inner);
@@ -156,6 +168,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
         mx = o > mx ? o : mx;
     }
     if (lane == 0) s_x[wid] = mx;
+    bl_cluster_wait();  // every peer has started: its shared memory may be written
     __syncthreads();
     if (tid == 0) {
         T m2 = s_x[0];
