@@ -21,7 +21,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import batchlin  # noqa: E402
-from conftest import check_eigh, check_qr, check_svd, rng  # noqa: E402
+from conftest import OPS, check_op, check_qr, rng  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 if "--gspmd" in sys.argv:
@@ -31,22 +31,6 @@ if "--gspmd" in sys.argv:
 # batch axes are split.
 COLLECTIVES = ("all-gather", "all-to-all", "all-reduce", "collective-permute",
                "reduce-scatter")
-
-# The operations, each as (name, function, square input only).
-OPS = [
-    ("qr", lambda t: batchlin.qr(t), False),
-    ("qr-complete", lambda t: batchlin.qr(t, "complete"), False),
-    ("qr-r", lambda t: batchlin.qr(t, "r"), False),
-    ("qr_ex", lambda t: batchlin.qr_ex(t), False),
-    ("eigh", lambda t: batchlin.eigh(t), True),
-    ("eigh-U", lambda t: batchlin.eigh(t, UPLO="U"), True),
-    ("eigvalsh", lambda t: batchlin.eigvalsh(t), True),
-    ("eigh_ex", lambda t: batchlin.eigh_ex(t), True),
-    ("svd", lambda t: batchlin.svd(t), False),
-    ("svd-full", lambda t: batchlin.svd(t, full_matrices=True), False),
-    ("svdvals", lambda t: batchlin.svdvals(t), False),
-    ("svd_ex", lambda t: batchlin.svd_ex(t), False),
-]
 
 DEVICES = jax.devices()
 MESH_1D = Mesh(np.array(DEVICES), ("x",))
@@ -78,28 +62,6 @@ def equal_to_unsharded(f, x, res):
             float(np.max(np.abs(np.asarray(g, float) - np.asarray(w, float))))
 
 
-def against_float64(name, x, res):
-    """Independent references: numpy.linalg in float64, reconstruction, orthogonality."""
-    if name in ("qr", "qr-complete", "qr_ex"):
-        check_qr(x, res[0], res[1], 1e-12, "complete" if name == "qr-complete" else "reduced")
-    elif name == "qr-r":
-        r_ref = np.linalg.qr(x, mode="r")
-        d = np.sign(np.diagonal(r_ref, axis1=-2, axis2=-1))
-        assert np.allclose(np.asarray(res), d[..., :, None] * r_ref, atol=1e-10)
-    elif name in ("eigh", "eigh_ex"):
-        check_eigh(np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2), res[0], res[1], 1e-12)
-    elif name == "eigh-U":
-        check_eigh(np.triu(x) + np.swapaxes(np.triu(x, 1), -1, -2), res[0], res[1], 1e-12)
-    elif name == "eigvalsh":
-        assert np.allclose(np.asarray(res), np.linalg.eigvalsh(x), atol=1e-12)
-    elif name in ("svd", "svd-full", "svd_ex"):
-        check_svd(x, res[0], res[1], res[2], 1e-12)
-    elif name == "svdvals":
-        assert np.allclose(np.asarray(res), np.linalg.svd(x, compute_uv=False), atol=1e-12)
-    else:
-        raise AssertionError(f"no reference for {name}")
-
-
 def shard_per_device(res, sharding, batch_ndim):
     """Every output is sharded as the input along the batch axes, each device holding
     its own part."""
@@ -126,7 +88,7 @@ def check_batch_sharded(mesh, spec, shape):
         res = jax.jit(f)(a)
         shard_per_device(res, sharding, nb)
         equal_to_unsharded(f, x, res)
-        against_float64(name, x, res)
+        check_op(name, x, res)
 
 
 def check_1d_mesh():
@@ -161,7 +123,7 @@ def check_shard_map():
         no_collectives(hlo(g, a))
         res = jax.jit(g)(a)
         equal_to_unsharded(f, x, res)
-        against_float64(name, x, res)
+        check_op(name, x, res)
 
 
 def check_vmap_and_grad():
