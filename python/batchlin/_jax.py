@@ -244,7 +244,6 @@ def _batch_sharding(mesh, sharding, ndim):
 def _batch_parallel(target, trailing, attrs):
     """`a -> results` of the custom call `target`, partitioned over the batch axes."""
     jax = _jax()
-    from jax.experimental.custom_partitioning import custom_partitioning
     from jax.sharding import NamedSharding
 
     def call(a):
@@ -275,9 +274,16 @@ def _batch_parallel(target, trailing, attrs):
         results.append(" ".join(["...", *axes]))
     rule = "... m n -> " + ", ".join(results)
 
-    parted = custom_partitioning(call)
-    parted.def_partition(partition, infer_sharding_from_operands=infer,
-                         sharding_rule=rule, need_replication_factors=tuple(matrix))
+    try:
+        from jax.experimental.custom_partitioning import custom_partitioning
+
+        parted = custom_partitioning(call)
+        parted.def_partition(partition, infer_sharding_from_operands=infer,
+                             sharding_rule=rule, need_replication_factors=tuple(matrix))
+    except (ImportError, AttributeError, TypeError):
+        # A JAX whose custom_partitioning lacks these rules (older releases): the plain
+        # custom call, which XLA computes whole on every device of a sharded input.
+        return call
 
     @jax.custom_batching.custom_vmap
     def f(a):
