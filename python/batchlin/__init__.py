@@ -36,6 +36,10 @@ The signatures and results are numpy.linalg's and torch.linalg's::
   backend cannot do (an operation it has no kernel for, a missing device) raises the
   core's UnavailableError with its message (under ``jax.jit``: an XLA error saying it);
   ``backend_for(..., device="cuda:N")`` answers the same beforehand.
+- Dask: every function takes ``dask.array.Array`` inputs and returns lazy Dask arrays,
+  one task per chunk of the batch axes (``batchlin/dask.py``), NumPy or CuPy chunks.
+- Sharded JAX arrays: a batch split over several devices along its batch axes is
+  decomposed shard by shard where it lies, with no collective (``batchlin/_jax.py``).
 - The GIL is released while computing; calls from several threads at once are fine.
 """
 
@@ -149,6 +153,13 @@ def _torch_tensor(a) -> bool:
     return isinstance(a, T)
 
 
+def _dask_run(variant, a, uplo, backend):
+    """The Dask path (batchlin.dask, imported on the first Dask array): lazy outputs."""
+    from . import dask as bd
+
+    return bd.run(variant, a, uplo, backend)
+
+
 # ---------------------------------------------------------------------------------------
 # QR
 
@@ -166,6 +177,9 @@ def _qr(a, mode, backend, ex):
         wrap = None
     elif _front.is_cupy(a):
         q, r, info = _front.cupy_run(_front.qr_variant(mode), a, "L", backend)
+        wrap = None
+    elif _front.is_dask(a):
+        q, r, info = _dask_run(_front.qr_variant(mode), a, "L", backend)
         wrap = None
     else:
         x, wrap = to_host(a, "qr")
@@ -215,6 +229,8 @@ def _eigh(a, UPLO, vectors, backend, ex):
         w, v, info = res
     elif _front.is_cupy(a):
         w, v, info = _front.cupy_run(_front.eigh_variant(vectors), a, UPLO, backend)
+    elif _front.is_dask(a):
+        w, v, info = _dask_run(_front.eigh_variant(vectors), a, UPLO, backend)
     else:
         x, wrap = to_host(a, "eigh" if vectors else "eigvalsh")
         w, v, info = _native.eigh(x, UPLO, vectors, backend)
@@ -277,6 +293,9 @@ def _svd(a, full_matrices, vectors, backend, ex):
     elif _front.is_cupy(a):
         u, s, vh, info = _front.cupy_run(_front.svd_variant(full_matrices, vectors), a, "L",
                                          backend)
+    elif _front.is_dask(a):
+        u, s, vh, info = _dask_run(_front.svd_variant(full_matrices, vectors), a, "L",
+                                   backend)
     else:
         x, wrap = to_host(a, "svd" if vectors else "svdvals")
         u, s, vh, info = _native.svd(x, full_matrices, vectors, backend)

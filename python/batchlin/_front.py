@@ -400,6 +400,10 @@ def is_cupy(a) -> bool:
     return (type(a).__module__ or "").startswith("cupy")
 
 
+def is_dask(a) -> bool:
+    return (type(a).__module__ or "").startswith("dask.")
+
+
 def _jax():
     return sys.modules.get("jax")
 

@@ -14,8 +14,12 @@ Unavailable message as an UNIMPLEMENTED error). They are registered with
 - outside a transformation, each (op, options) has one cached ``jax.jit`` wrapper, so
   that an eager call costs one dispatch of an already compiled executable (JAX caches
   one executable per shape and dtype);
-- ``jax.vmap`` is supported (``vmap_method="broadcast_all"``: the mapped axis becomes
-  one more batch dimension, which the operations take as they are);
+- ``jax.vmap`` is supported (``custom_vmap``: the mapped axis becomes one more batch
+  dimension, which the operations take as they are);
+- sharded arrays (several devices, under ``jax.jit``, eagerly or in ``shard_map``): a
+  batch split along its batch axes is decomposed shard by shard, each on the device
+  holding it, with no collective (``custom_partitioning``, "Sharded arrays" below); a
+  sharding that splits a matrix axis is gathered along it first, with a warning, once;
 - dtypes as for every other input (``_front.py``): float32 and float64 in their own
   precision; float16, bfloat16 (and other small floats) in float32; integers and bool
   in float64 (float32 where JAX runs without ``jax_enable_x64``, which has no float64);
@@ -177,8 +181,120 @@ def _zeros(shape, dtype):
 
 
 def _call(target, outs, a, **attrs):
+    """The custom call `target` on `a` [..., M, N], with results `outs` (each [..., *]:
+    the batch dimensions first), through the batch-parallel wrapper (`_batch_parallel`)."""
+    nb = a.ndim - 2
+    trailing = tuple((tuple(o.shape[nb:]), np.dtype(o.dtype)) for o in outs)
+    key = (target, trailing, tuple(sorted(attrs.items())))
+    f = _parallel.get(key)
+    if f is None:
+        f = _batch_parallel(target, trailing, attrs)
+        try:
+            _parallel[key] = f
+        except TypeError:  # an unhashable attribute value: no caching
+            pass
+    return f(a)
+
+
+# ---------------------------------------------------------------------------------------
+# Sharded arrays: every matrix is independent of the others, so a batch sharded over
+# several devices is computed shard by shard, each on the device holding it, with no
+# collective. The custom call is wrapped in jax.experimental.custom_partitioning with a
+# rule that keeps the batch axes' sharding and replicates the two matrix axes (a matrix
+# split over devices is gathered along those axes first, with a warning, once). Inside
+# shard_map and on one device the wrapper lowers to the plain custom call.
+# custom_partitioning has no batching rule, so jax.vmap goes through custom_vmap: the
+# mapped axis becomes one more batch axis, as the operations take it.
+
+_parallel = {}  # (target, trailing shapes and dtypes, attributes) -> the wrapped call
+_warned_matrix_split = False
+
+MATRIX_SPLIT_WARNING = (
+    "batchlin: the input's sharding splits a matrix axis (one of the last two); each "
+    "matrix is decomposed whole on one device, so XLA gathers those axes before the "
+    "call. Shard only the batch axes (e.g. PartitionSpec('x') or PartitionSpec('x', "
+    "None, None)) to compute every shard where it lies, with no communication.")
+
+
+def _warn_matrix_split():
+    global _warned_matrix_split
+    if not _warned_matrix_split:
+        _warned_matrix_split = True
+        import warnings
+
+        warnings.warn(MATRIX_SPLIT_WARNING, UserWarning, stacklevel=2)
+
+
+def _batch_sharding(mesh, sharding, ndim):
+    """The sharding the call takes for an input of `ndim` dimensions sharded as
+    `sharding`: its batch axes' sharding, the matrix axes replicated."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    if isinstance(sharding, NamedSharding):
+        spec = tuple(sharding.spec) + (None,) * (ndim - len(sharding.spec))
+        if spec[-2] is not None or spec[-1] is not None:
+            _warn_matrix_split()
+        return NamedSharding(sharding.mesh, PartitionSpec(*spec[:-2]))
+    # A sharding not named over a mesh (rare: no mesh could be decoded): replicated.
+    if not sharding.is_fully_replicated:
+        _warn_matrix_split()
+    return NamedSharding(mesh, PartitionSpec())
+
+
+def _batch_parallel(target, trailing, attrs):
+    """`a -> results` of the custom call `target`, partitioned over the batch axes."""
     jax = _jax()
-    return jax.ffi.ffi_call(target, outs, vmap_method="broadcast_all")(a, **attrs)
+    from jax.sharding import NamedSharding
+
+    def call(a):
+        batch = tuple(a.shape[:-2])
+        outs = [jax.ShapeDtypeStruct(batch + shape, dt) for shape, dt in trailing]
+        res = jax.ffi.ffi_call(target, outs, vmap_method="broadcast_all")(a, **attrs)
+        return tuple(res)
+
+    def shardings(mesh, arg_shapes):
+        arg = arg_shapes[0]
+        s = _batch_sharding(mesh, arg.sharding, len(arg.shape))
+        # every result has the input's batch axes first, sharded alike; the rest whole
+        return s, tuple(NamedSharding(s.mesh, s.spec) for _ in trailing)
+
+    def partition(mesh, arg_shapes, result_shape):
+        arg, results = shardings(mesh, arg_shapes)
+        return mesh, call, results, (arg,)
+
+    def infer(mesh, arg_shapes, result_shape):  # GSPMD (jax_use_shardy_partitioner off)
+        return shardings(mesh, arg_shapes)[1]
+
+    # Shardy: the batch axes ("...") pass through; every other axis is one device's.
+    matrix = ["m", "n"]
+    results = []
+    for i, (shape, _) in enumerate(trailing):
+        axes = [f"r{i}_{j}" for j in range(len(shape))]
+        matrix += axes
+        results.append(" ".join(["...", *axes]))
+    rule = "... m n -> " + ", ".join(results)
+
+    try:
+        from jax.experimental.custom_partitioning import custom_partitioning
+
+        parted = custom_partitioning(call)
+        parted.def_partition(partition, infer_sharding_from_operands=infer,
+                             sharding_rule=rule, need_replication_factors=tuple(matrix))
+    except (ImportError, AttributeError, TypeError):
+        # A JAX whose custom_partitioning lacks these rules (older releases): the plain
+        # custom call, which XLA computes whole on every device of a sharded input.
+        return call
+
+    @jax.custom_batching.custom_vmap
+    def f(a):
+        return parted(a)
+
+    @f.def_vmap
+    def _vmap(axis_size, in_batched, a):
+        # the mapped axis (moved first by custom_vmap) is one more batch axis
+        return f(a), tuple(in_batched[0] for _ in trailing)
+
+    return f
 
 
 # ---------------------------------------------------------------------------------------

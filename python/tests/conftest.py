@@ -10,6 +10,8 @@ import os
 import numpy as np
 import pytest
 
+import batchlin
+
 # On a GPU machine: JAX would otherwise take most of the GPU's memory when it first
 # touches it, leaving little for the torch and CuPy tests in the same process.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -72,6 +74,50 @@ def check_svd(a, u, s, vh, tol):
     assert np.all(s >= 0)
     ref = np.linalg.svd(a, compute_uv=False)
     assert np.linalg.norm(s - ref) / scale < tol
+
+
+# Every operation and form, as (name, call, square input only), for the tests that run
+# each of them through another layer (Dask, sharded JAX); `check_op` checks its results.
+OPS = [
+    ("qr", lambda t: batchlin.qr(t), False),
+    ("qr-complete", lambda t: batchlin.qr(t, "complete"), False),
+    ("qr-r", lambda t: batchlin.qr(t, "r"), False),
+    ("qr_ex", lambda t: batchlin.qr_ex(t), False),
+    ("eigh", lambda t: batchlin.eigh(t), True),
+    ("eigh-U", lambda t: batchlin.eigh(t, UPLO="U"), True),
+    ("eigvalsh", lambda t: batchlin.eigvalsh(t), True),
+    ("eigh_ex", lambda t: batchlin.eigh_ex(t), True),
+    ("svd", lambda t: batchlin.svd(t), False),
+    ("svd-full", lambda t: batchlin.svd(t, full_matrices=True), False),
+    ("svdvals", lambda t: batchlin.svdvals(t), False),
+    ("svd_ex", lambda t: batchlin.svd_ex(t), False),
+    ("svdvals_ex", lambda t: batchlin.svdvals_ex(t), False),
+]
+
+
+def check_op(name, x, res, tol=1e-12):
+    """The results `res` of the OPS entry `name` on float64 input `x`, against
+    independent references: numpy.linalg in float64, reconstruction, orthogonality."""
+    x = np.asarray(x, dtype=np.float64)
+    if name in ("qr", "qr-complete", "qr_ex"):
+        check_qr(x, res[0], res[1], tol, "complete" if name == "qr-complete" else "reduced")
+    elif name == "qr-r":
+        r = np.linalg.qr(x, mode="r")
+        d = np.sign(np.diagonal(r, axis1=-2, axis2=-1))
+        assert np.allclose(np.asarray(res), d[..., :, None] * r, atol=100 * tol)
+    elif name in ("eigh", "eigh_ex", "eigh-U"):
+        tri = np.triu if name == "eigh-U" else np.tril
+        full = tri(x) + np.swapaxes(tri(x, 1 if name == "eigh-U" else -1), -1, -2)
+        check_eigh(full, res[0], res[1], tol)
+    elif name == "eigvalsh":
+        assert np.allclose(np.asarray(res), np.linalg.eigvalsh(x), atol=tol)
+    elif name in ("svd", "svd-full", "svd_ex"):
+        check_svd(x, res[0], res[1], res[2], tol)
+    elif name in ("svdvals", "svdvals_ex"):
+        s = res[0] if name == "svdvals_ex" else res
+        assert np.allclose(np.asarray(s), np.linalg.svd(x, compute_uv=False), atol=tol)
+    else:
+        raise AssertionError(f"no reference for {name}")
 
 
 @pytest.fixture
