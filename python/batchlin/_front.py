@@ -140,6 +140,7 @@ def cuda_libs() -> None:
     if _cuda_libs_state is not None:
         return
     _cuda_libs_state = "searched"
+    cusolver_path()
     if not sys.platform.startswith("linux"):
         return
     import ctypes
@@ -186,7 +187,25 @@ def prepare_device(ordinal: int) -> None:
     first call (2026-12-02, the 2-core build machine)."""
     if _cuda_libs_state is None and _native.nvrtc_needed(ordinal):
         cuda_libs()
+    cusolver_path()
     _ready.add(ordinal)
+
+
+def cusolver_path() -> None:
+    """Point the core at a cuSOLVER library (BATCHLIN_CUSOLVER) where the loader would not
+    find one by name: the copy in site-packages/nvidia/*/lib that pip-installed PyTorch
+    and CuPy bring. Only the path is set (a file search, no load): the core loads it on
+    the first call that uses it (large eigh)."""
+    if os.environ.get("BATCHLIN_CUSOLVER") or not sys.platform.startswith("linux"):
+        return
+    import glob
+
+    for p in sys.path:
+        if p and os.path.isdir(os.path.join(p, "nvidia")):
+            for lib in sorted(glob.glob(os.path.join(p, "nvidia", "*", "lib",
+                                                     "libcusolver.so.1[12]")), reverse=True):
+                os.environ["BATCHLIN_CUSOLVER"] = lib
+                return
 
 
 def gpu_absent_reason():

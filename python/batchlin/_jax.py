@@ -70,6 +70,7 @@ def register():
     if _state is not None:
         return _state
     jax = _jax()
+    _front.cusolver_path()  # before any GPU call: the core looks for cuSOLVER once
     try:
         targets = _native.xla_ffi_targets()
     except Exception as e:  # pragma: no cover - a build without the handlers

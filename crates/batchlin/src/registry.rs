@@ -138,6 +138,13 @@ pub static KERNELS: &[Kernel] = &[
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_block(p, caps)),
     },
     Kernel {
+        op: Op::Eigh,
+        backend: Backend::Cuda,
+        name: "cusolver",
+        about: "cuSOLVER's syevd (divide and conquer) a matrix a call, where libcusolver loads; large matrices",
+        supports: |p, t| matches!(t, Target::Cuda(_) if cuda::cusolver::supports_eigh(p)),
+    },
+    Kernel {
         op: Op::Svd,
         backend: Backend::Cuda,
         name: "jacobi",

@@ -502,8 +502,12 @@ fn eigh_structured_f64() {
 /// diagonal entries (repeated, clustered) and of small z (graded), at several levels.
 #[test]
 fn eigh_structured_divide_and_conquer() {
-    // Forced: the router sends some of these sizes to the small kernel.
-    let b = [Backend::CpuFaer];
+    // Forced: the router sends some of these sizes to the small kernel. The CUDA
+    // backend's large-matrix kernel (cuSOLVER where it loads) likewise, where present.
+    let b: Vec<Backend> = backends(Op::Eigh)
+        .into_iter()
+        .filter(|b| matches!(b, Backend::CpuFaer | Backend::Cuda))
+        .collect();
     structured::<f32>(116, &[97, 200, 257], &b);
     structured::<f64>(117, &[97, 200, 257], &b);
 }

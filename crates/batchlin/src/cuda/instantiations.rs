@@ -193,6 +193,12 @@ pub(crate) fn all() -> Vec<(String, String)> {
             format!("svd_jacobi_{tn}"),
             format!("BL_SVD_JACOBI({tn}, {ct})"),
         ));
+        for step in ["pack", "unpack"] {
+            insts.push((
+                format!("cus_eigh_{step}_{tn}"),
+                format!("BL_CUS_EIGH_{}({tn}, {ct})", step.to_uppercase()),
+            ));
+        }
     }
     insts.extend(blocked());
     insts
@@ -209,6 +215,8 @@ pub(crate) fn module_file(inst: &str) -> &'static str {
         "eigh.cu"
     } else if inst.starts_with("BL_SVD_") {
         "svd.cu"
+    } else if inst.starts_with("BL_CUS_") {
+        "cusolver.cu"
     } else {
         "qr.cu"
     }

@@ -21,6 +21,7 @@
 //! The kernels, each a registry entry (registry.rs), are described with their measured
 //! reasons in docs/proposals/cuda-qr.md.
 
+pub(crate) mod cusolver;
 mod driver;
 pub(crate) mod eigh;
 mod embedded;
@@ -259,7 +260,11 @@ fn run_device<T: Real>(
                     v,
                     info,
                 };
-                eigh::run::<T>(&dev.dev, stream, &call)
+                if plan.kernel.name == "cusolver" {
+                    cusolver::run_eigh::<T>(&dev.dev, dev.caps().ordinal, stream, &call)
+                } else {
+                    eigh::run::<T>(&dev.dev, stream, &call)
+                }
             }
             (Operation::Svd { full_matrices, .. }, Outputs::Svd { u, s, vh }) => {
                 let (u, vh) = match (u, vh) {

@@ -1163,7 +1163,7 @@ fn sanitize_every_kernel() {
             (2, 40, 20, true, false, false),
             (2, 20, 40, true, true, false),
             (2, 100, 100, false, false, true),
-            (1, 200, 200, true, false, false),
+            (2, 200, 200, true, false, true),
         ];
         for op in [Op::Eigh, Op::Svd] {
             for k in registry::kernels(op, Backend::Cuda) {

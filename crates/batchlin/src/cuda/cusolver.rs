@@ -1,0 +1,418 @@
+//! cuSOLVER as one more CUDA eigh kernel (`cusolver`): its divide-and-conquer `syevd`,
+//! one call a matrix on the caller's stream, for the large matrices where a block a
+//! matrix (`block`) leaves most of the GPU idle or runs out of shared memory. The
+//! library is loaded at run time, on the first call that would use it
+//! (`BATCHLIN_CUSOLVER`, a path, else `libcusolver.so.12`, CUDA 13, or `.11`, CUDA 12):
+//! where it is missing the kernel is simply not offered (the registry's predicate says
+//! no) and `block` takes every shape. batchlin's conventions (the named triangle through
+//! any strides, power-of-two scaling, NaN isolation, the sign convention, info words) are
+//! kept by a pack and an unpack kernel around the calls (kernels/cusolver.cu).
+
+use std::ffi::c_void;
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::sys as cu;
+
+use super::driver::{launch, Device, RawStream, Scratch};
+use super::eigh::Call;
+use crate::{Error, Problem, Real, Result};
+
+type Handle = *mut c_void;
+type Status = i32;
+type SyevdSize<T> =
+    unsafe extern "C" fn(Handle, i32, i32, i32, *const T, i32, *const T, *mut i32) -> Status;
+type Syevd<T> = unsafe extern "C" fn(
+    Handle,
+    i32,
+    i32,
+    i32,
+    *mut T,
+    i32,
+    *mut T,
+    *mut T,
+    i32,
+    *mut i32,
+) -> Status;
+type Ptr = *mut c_void;
+/// cusolverDnXsyevBatched_bufferSize (handle, params, jobz, uplo, n, type A, A, lda, type
+/// W, W, compute type, device bytes, host bytes, batch).
+type SyevBatchedSize = unsafe extern "C" fn(
+    Handle,
+    Ptr,
+    i32,
+    i32,
+    i64,
+    i32,
+    *const c_void,
+    i64,
+    i32,
+    *const c_void,
+    i32,
+    *mut usize,
+    *mut usize,
+    i64,
+) -> Status;
+/// cusolverDnXsyevBatched (handle, params, jobz, uplo, n, type A, A, lda, type W, W,
+/// compute type, device buffer, bytes, host buffer, bytes, info, batch).
+type SyevBatched = unsafe extern "C" fn(
+    Handle,
+    Ptr,
+    i32,
+    i32,
+    i64,
+    i32,
+    Ptr,
+    i64,
+    i32,
+    Ptr,
+    i32,
+    Ptr,
+    usize,
+    Ptr,
+    usize,
+    *mut i32,
+    i64,
+) -> Status;
+
+/// The cuSOLVER entry points used, resolved once.
+struct Lib {
+    _lib: libloading::Library,
+    create: unsafe extern "C" fn(*mut Handle) -> Status,
+    set_stream: unsafe extern "C" fn(Handle, RawStream) -> Status,
+    ssyevd_size: SyevdSize<f32>,
+    dsyevd_size: SyevdSize<f64>,
+    ssyevd: Syevd<f32>,
+    dsyevd: Syevd<f64>,
+    create_params: unsafe extern "C" fn(*mut Ptr) -> Status,
+    /// Batched eigh (cuSOLVER 11.7, CUDA 12.6, on), every matrix of a batch in one call;
+    /// None in older libraries, which loop over syevd.
+    syev_batched: Option<(SyevBatchedSize, SyevBatched)>,
+}
+
+// SAFETY: function pointers into a library kept loaded for the process's life.
+unsafe impl Send for Lib {}
+unsafe impl Sync for Lib {}
+
+const NAMES: &[&str] = &["libcusolver.so.12", "libcusolver.so.11", "libcusolver.so"];
+
+fn lib() -> std::result::Result<&'static Lib, &'static str> {
+    static LIB: OnceLock<std::result::Result<Lib, String>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        // SAFETY: loading cuSOLVER runs its initialisers only; the symbols are looked up
+        // by their documented names and C signatures.
+        unsafe {
+            // BATCHLIN_CUSOLVER names the file (the Python package sets it to the copy
+            // pip-installed PyTorch and CuPy bring); else the loader's path.
+            let named = std::env::var_os("BATCHLIN_CUSOLVER");
+            let lib = named
+                .iter()
+                .map(std::path::PathBuf::from)
+                .chain(NAMES.iter().map(std::path::PathBuf::from))
+                .find_map(|n| libloading::Library::new(n).ok())
+                .ok_or_else(|| {
+                    format!(
+                        "no cuSOLVER library ({}) on the loader's path, nor at \
+                         BATCHLIN_CUSOLVER",
+                        NAMES.join(", ")
+                    )
+                })?;
+            macro_rules! sym {
+                ($n:literal) => {
+                    *lib.get($n)
+                        .map_err(|e| format!("cuSOLVER lacks {}: {e}", stringify!($n)))?
+                };
+            }
+            Ok(Lib {
+                create: sym!(b"cusolverDnCreate\0"),
+                set_stream: sym!(b"cusolverDnSetStream\0"),
+                ssyevd_size: sym!(b"cusolverDnSsyevd_bufferSize\0"),
+                dsyevd_size: sym!(b"cusolverDnDsyevd_bufferSize\0"),
+                ssyevd: sym!(b"cusolverDnSsyevd\0"),
+                dsyevd: sym!(b"cusolverDnDsyevd\0"),
+                create_params: sym!(b"cusolverDnCreateParams\0"),
+                syev_batched: lib
+                    .get(b"cusolverDnXsyevBatched_bufferSize\0")
+                    .and_then(|a| Ok((*a, *lib.get(b"cusolverDnXsyevBatched\0")?)))
+                    .ok(),
+                _lib: lib,
+            })
+        }
+    })
+    .as_ref()
+    .map_err(|e| e.as_str())
+}
+
+/// Whether cuSOLVER could be loaded (why not, otherwise).
+pub(crate) fn availability() -> std::result::Result<(), &'static str> {
+    lib().map(|_| ())
+}
+
+/// The largest n it takes: cuSOLVER's int workspace sizes (about 2n^2 elements).
+const MAX_N: usize = 16_384;
+
+pub(crate) fn supports_eigh(p: &Problem) -> bool {
+    p.m == p.n && p.n <= MAX_N && availability().is_ok()
+}
+
+/// The eigh shapes the planner sends to cuSOLVER rather than `block`.
+pub(crate) fn prefer_eigh(p: &Problem) -> bool {
+    p.n >= 128
+}
+
+fn check(s: Status, what: &str) -> Result<()> {
+    match s {
+        0 => Ok(()),
+        2 => Err(Error::OutOfMemory(format!(
+            "{what}: CUSOLVER_STATUS_ALLOC_FAILED"
+        ))),
+        s => Err(Error::Unavailable(format!(
+            "{what} failed: cuSOLVER status {s}"
+        ))),
+    }
+}
+
+/// One cuSOLVER handle a device (made on first use in that device's context, kept for
+/// the process), behind a lock: a handle is not for two threads at once, and the lock
+/// is held while a call's work is queued.
+/// (ordinal, handle, params) as addresses.
+static HANDLES: Mutex<Vec<(usize, usize, usize)>> = Mutex::new(Vec::new());
+
+/// Mirrors `struct CusEighArgs` in kernels/cusolver.cu.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+struct CusEighArgs {
+    a: u64,
+    a_bs: i64,
+    a_rs: i64,
+    a_cs: i64,
+    w: u64,
+    w_bs: i64,
+    w_cs: i64,
+    v: u64,
+    v_bs: i64,
+    v_rs: i64,
+    v_cs: i64,
+    info: u64,
+    work: u64,
+    wwork: u64,
+    scale: u64,
+    dinfo: u64,
+    b0: i32,
+    n: i32,
+    lower: i32,
+}
+
+/// Scratch for the matrices of one chunk (work matrices and values): the batch is split
+/// into chunks of this size.
+const CHUNK_BYTES: usize = 1 << 30;
+
+/// eigh of `c` through cuSOLVER, on `stream` of device `dev` (ordinal `ordinal`).
+///
+/// # Safety
+/// As `eigh::run`: `c`'s matrices are device memory of `dev` covering their layouts, and
+/// `stream` belongs to its context, current on this thread.
+pub(crate) unsafe fn run_eigh<T: Real>(
+    dev: &Device,
+    ordinal: usize,
+    stream: RawStream,
+    c: &Call,
+) -> Result<()> {
+    let lib = lib().map_err(|e| Error::Unavailable(e.into()))?;
+    let (n, batch) = (c.n, c.batch);
+    let es = std::mem::size_of::<T>();
+    let f64_ = es == 8;
+    let (tn, ct) = super::qr::tname::<T>();
+    let pack = dev.function(
+        &format!("cus_eigh_pack_{tn}"),
+        &format!("BL_CUS_EIGH_PACK({tn}, {ct})"),
+        0,
+    )?;
+    let unpack = dev.function(
+        &format!("cus_eigh_unpack_{tn}"),
+        &format!("BL_CUS_EIGH_UNPACK({tn}, {ct})"),
+        n * es,
+    )?;
+    let mut hs = HANDLES.lock().unwrap_or_else(|e| e.into_inner());
+    let (h, params) = match hs.iter().find(|(o, _, _)| *o == ordinal) {
+        Some(&(_, h, p)) => (h as Handle, p as Ptr),
+        None => {
+            let (mut h, mut p): (Handle, Ptr) = (std::ptr::null_mut(), std::ptr::null_mut());
+            check((lib.create)(&mut h), "cusolverDnCreate")?;
+            check((lib.create_params)(&mut p), "cusolverDnCreateParams")?;
+            hs.push((ordinal, h as usize, p as usize));
+            (h, p)
+        }
+    };
+    check((lib.set_stream)(h, stream), "cusolverDnSetStream")?;
+    let jobz = c.v.is_some() as i32;
+    let (ni, lower) = (n as i32, 0); // the work matrix is full: either triangle
+    let mut lwork = 0i32;
+    if f64_ {
+        check(
+            (lib.dsyevd_size)(
+                h,
+                jobz,
+                lower,
+                ni,
+                std::ptr::null(),
+                ni,
+                std::ptr::null(),
+                &mut lwork,
+            ),
+            "cusolverDnDsyevd_bufferSize",
+        )?;
+    } else {
+        check(
+            (lib.ssyevd_size)(
+                h,
+                jobz,
+                lower,
+                ni,
+                std::ptr::null(),
+                ni,
+                std::ptr::null(),
+                &mut lwork,
+            ),
+            "cusolverDnSsyevd_bufferSize",
+        )?;
+    }
+    let per = (n * n + n) * es + 8;
+    let chunk = (CHUNK_BYTES / per).clamp(1, batch);
+    let mut sc = Scratch::new(stream);
+    let work = sc.alloc(chunk * n * n * es)?;
+    let wwork = sc.alloc(chunk * n * es)?;
+    let ints = sc.alloc(chunk * 2 * 4)?;
+    let solver_work = sc.alloc(lwork.max(1) as usize * es)?;
+    // The batched call's workspaces, for a full chunk (a shorter last chunk needs less).
+    let dt = if f64_ { 1 } else { 0 }; // CUDA_R_64F, CUDA_R_32F
+    let mut batched_work = match lib.syev_batched {
+        Some((size, _)) if chunk > 1 => {
+            let (mut dbytes, mut hbytes) = (0usize, 0usize);
+            check(
+                size(
+                    h,
+                    params,
+                    jobz,
+                    lower,
+                    n as i64,
+                    dt,
+                    std::ptr::null(),
+                    n as i64,
+                    dt,
+                    std::ptr::null(),
+                    dt,
+                    &mut dbytes,
+                    &mut hbytes,
+                    chunk as i64,
+                ),
+                "cusolverDnXsyevBatched_bufferSize",
+            )?;
+            // Host workspace, if the library asks for any, lives as long as the call.
+            Some(((sc.alloc(dbytes)?, dbytes), vec![0u8; hbytes]))
+        }
+        _ => None,
+    };
+    let v = c.v.unwrap_or_default();
+    let mut args = CusEighArgs {
+        a: c.a.ptr,
+        a_bs: c.a.bs,
+        a_rs: c.a.rs,
+        a_cs: c.a.cs,
+        w: c.w.ptr,
+        w_bs: c.w.bs,
+        w_cs: c.w.cs,
+        v: v.ptr,
+        v_bs: v.bs,
+        v_rs: v.rs,
+        v_cs: v.cs,
+        info: c.info,
+        work,
+        wwork,
+        scale: ints,
+        dinfo: ints + (chunk * 4) as u64,
+        n: ni,
+        lower: c.lower as i32,
+        b0: 0,
+    };
+    let mut b0 = 0;
+    while b0 < batch {
+        let cnt = chunk.min(batch - b0);
+        args.b0 = b0 as i32;
+        launch(pack, (cnt as u32, 1), 256, 0, stream, &args)?;
+        match lib.syev_batched {
+            Some((_, syev)) if cnt > 1 => {
+                let (d, hb) = batched_work.as_mut().expect("sized with the batched call");
+                check(
+                    syev(
+                        h,
+                        params,
+                        jobz,
+                        lower,
+                        n as i64,
+                        dt,
+                        work as Ptr,
+                        n as i64,
+                        dt,
+                        wwork as Ptr,
+                        dt,
+                        d.0 as Ptr,
+                        d.1,
+                        hb.as_mut_ptr().cast(),
+                        hb.len(),
+                        args.dinfo as *mut i32,
+                        cnt as i64,
+                    ),
+                    "cusolverDnXsyevBatched",
+                )?;
+            }
+            _ => {
+                for i in 0..cnt {
+                    let a = (work + (i * n * n * es) as u64) as Ptr;
+                    let w = (wwork + (i * n * es) as u64) as Ptr;
+                    let info = (args.dinfo + (i * 4) as u64) as *mut i32;
+                    let sw = solver_work as Ptr;
+                    if f64_ {
+                        check(
+                            (lib.dsyevd)(
+                                h,
+                                jobz,
+                                lower,
+                                ni,
+                                a.cast(),
+                                ni,
+                                w.cast(),
+                                sw.cast(),
+                                lwork,
+                                info,
+                            ),
+                            "cusolverDnDsyevd",
+                        )?;
+                    } else {
+                        check(
+                            (lib.ssyevd)(
+                                h,
+                                jobz,
+                                lower,
+                                ni,
+                                a.cast(),
+                                ni,
+                                w.cast(),
+                                sw.cast(),
+                                lwork,
+                                info,
+                            ),
+                            "cusolverDnSsyevd",
+                        )?;
+                    }
+                }
+            }
+        }
+        launch(unpack, (cnt as u32, 1), 256, (n * es) as u32, stream, &args)?;
+        b0 += cnt;
+    }
+    if batched_work.as_ref().is_some_and(|(_, hb)| !hb.is_empty()) {
+        // A host workspace must outlive the work that reads it.
+        super::driver::check(cu::cuStreamSynchronize(stream), "cuStreamSynchronize")?;
+    }
+    Ok(())
+}
