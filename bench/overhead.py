@@ -182,16 +182,48 @@ def rows_jax(shapes, calls, kernels, device):
     return out
 
 
+def profile(shape, calls, device):
+    import cProfile
+    import pstats
+
+    import torch
+
+    x = torch.randn(*shape, device=device)
+    for _ in range(100):
+        batchlin.qr(x)
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(calls):
+        batchlin.qr(x)
+    pr.disable()
+    if device != "cpu":
+        torch.cuda.synchronize()
+    print(f"cProfile of {calls} calls of batchlin.qr on a {shape} torch tensor ({device}); "
+          "us are per call")
+    st = pstats.Stats(pr)
+    rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:25]
+    print("| function | calls a call | own us | cumulative us |")
+    print("|---|---|---|---|")
+    for (f, line, name), (cc, nc, tt, ct, _) in rows:
+        print(f"| {f.rsplit('/', 1)[-1]}:{line} {name} | {nc / calls:.0f} | "
+              f"{tt / calls * 1e6:.2f} | {ct / calls * 1e6:.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--shapes", default="1x4x4,64x16x16,4x64x64,4096x32x32")
     ap.add_argument("--frameworks", default="torch,cupy,jax")
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu")
+    ap.add_argument("--profile", action="store_true",
+                    help="instead: cProfile of torch batchlin.qr on the first shape, the "
+                         "functions by their own time (where the overhead goes)")
     a = ap.parse_args()
     if a.calls < 1:
         ap.error("--calls must be at least 1")
     shapes = parse_shapes(a.shapes)
+    if a.profile:
+        return profile(shapes[0], a.calls, a.device)
     want = set(a.frameworks.split(","))
     rows, kernels = [], {}
     print(f"batchlin {batchlin.__version__}; devices: "

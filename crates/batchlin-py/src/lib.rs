@@ -136,6 +136,13 @@ fn alloc<'py, T: Element>(
             ))
         })?);
     }
+    // More than the machine holds: refused (NumPy would get it from an overcommitting
+    // kernel, and the process be killed when the call writes it).
+    let bytes = shape
+        .iter()
+        .fold(std::mem::size_of::<T>() as u128, |b, &d| b * d as u128);
+    batchlin::error::check_memory(bytes, &format!("an output of shape {shape:?}"))
+        .map_err(to_py)?;
     // SAFETY: PyArray_Zeros takes the dims it reads (ndim of them) and steals the
     // descriptor reference; a NULL result has the Python error set.
     let a = unsafe {

@@ -66,11 +66,45 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// `len` copies of `value` in a vector allocated fallibly: running out of memory is
 /// `Error::OutOfMemory` naming `what`, never an abort.
 pub fn try_vec<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
+    check_memory((len as u128) * std::mem::size_of::<T>() as u128, what)?;
     let mut v = Vec::new();
     v.try_reserve_exact(len)
         .map_err(|_| out_of_memory::<T>(len, what))?;
     v.resize(len, value);
     Ok(v)
+}
+
+/// `Error::OutOfMemory` where `bytes` exceed the machine's memory and swap together. On
+/// a machine that overcommits memory (Linux `vm.overcommit_memory = 1`, common on GPU
+/// hosts) such an allocation succeeds and the process is killed once the pages are
+/// written; refused here, it is a clear error instead.
+pub fn check_memory(bytes: u128, what: &str) -> Result<()> {
+    let total = machine_memory();
+    if total > 0 && bytes > total {
+        return Err(Error::OutOfMemory(format!(
+            "could not allocate {} for {what}: more than this machine's {} of memory and swap",
+            human_bytes(bytes),
+            human_bytes(total)
+        )));
+    }
+    Ok(())
+}
+
+/// Memory and swap in bytes (0 where unknown), read once.
+fn machine_memory() -> u128 {
+    static TOTAL: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: sysinfo only fills the struct it is given.
+            let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+            if unsafe { libc::sysinfo(&mut si) } == 0 {
+                let unit = si.mem_unit.max(1) as u128;
+                return (si.totalram as u128 + si.totalswap as u128) * unit;
+            }
+        }
+        0
+    })
 }
 
 /// The error for `len` elements of `T` that could not be allocated for `what`.
