@@ -601,6 +601,8 @@ fn nvrtc_compiles_every_kernel() {
                     + 2 * (qr::WY_RPL.len() + 5)
                     + clusters
                     + super::instantiations::blocked().len()
+                    + super::instantiations::svd_warp_shapes("f32").len()
+                    + super::instantiations::svd_warp_shapes("f64").len()
             );
         }
         Err(Error::Unavailable(e)) => println!("skipped: no NVRTC ({e})"),
