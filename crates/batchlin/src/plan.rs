@@ -398,4 +398,36 @@ mod tests {
         let f64p = Problem::new(Variant::QrReduced, DType::F64, 8, 128, 128);
         cuda::qr::check_tile_config(&f64p, &caps, &big).unwrap();
     }
+
+    /// The planner sends SVDs of up to 32 columns (after transposing a wide matrix) and
+    /// 64 rows in float32, 32 in float64, to the `warp` kernel, the rest to `jacobi`.
+    #[test]
+    fn svd_shapes_go_to_the_warp_kernel_where_they_fit() {
+        let caps = h200();
+        let t = Target::Cuda(&caps);
+        for (dtype, rows) in [(DType::F32, 64), (DType::F64, 32)] {
+            for variant in [Variant::SvdThin, Variant::SvdFull, Variant::Svdvals] {
+                for (m, n, warp) in [
+                    (1, 1, true),
+                    (16, 16, true),
+                    (32, 32, true),
+                    (33, 32, rows > 32),
+                    (32, 33, rows > 32),
+                    (rows, 32, true),
+                    (32, rows, true),
+                    (rows + 1, 32, false),
+                    (32, rows + 1, false),
+                    (rows, 1, true),
+                    (1, rows + 1, false),
+                    (33, 33, false),
+                    (100, 40, false),
+                ] {
+                    let p = Problem::new(variant, dtype, 4096, m, n);
+                    let k = pick(&p, Backend::Cuda, &t, &Options::default(), &[]).unwrap();
+                    let want = if warp { "warp" } else { "jacobi" };
+                    assert_eq!(k.name, want, "{p}");
+                }
+            }
+        }
+    }
 }

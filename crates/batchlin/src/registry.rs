@@ -137,6 +137,14 @@ pub static KERNELS: &[Kernel] = &[
         about: "a block a matrix: tridiagonalisation and implicit QL, in shared memory where it fits (any n)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_block(p, caps)),
     },
+    // Before `jacobi`: the planner takes the first CUDA SVD kernel that holds the shape.
+    Kernel {
+        op: Op::Svd,
+        backend: Backend::Cuda,
+        name: "warp",
+        about: "one-sided Jacobi, a warp a matrix in registers (up to 32 columns; 64 rows f32, 32 f64)",
+        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_warp(p, caps)),
+    },
     Kernel {
         op: Op::Eigh,
         backend: Backend::Cuda,

@@ -835,3 +835,108 @@ fn svd_rank_deficient_flag() {
     rank_flag::<f32>(220);
     rank_flag::<f64>(221);
 }
+
+/// Every CUDA SVD kernel forced (where a GPU is present), at the shapes around the `warp`
+/// kernel's bounds (1, 2, 31, 32, 33 columns; 16/17, 32/33 and 64/65 rows; tall and
+/// wide), on Gaussian, graded, rank-deficient and zero matrices with a NaN one in the
+/// batch: full and thin factors and values alone against float64's singular values,
+/// reconstruction, orthogonality and the sign convention; a kernel that does not take a
+/// shape refuses it with an argument error.
+fn every_cuda_kernel<T: Real>(seed: u64) {
+    if !backends(Op::Svd).contains(&Backend::Cuda) {
+        return;
+    }
+    let t = tol::<T>();
+    let mut g = rng(seed);
+    let mut shapes = Vec::new();
+    for q in [1, 2, 31, 32, 33] {
+        for p in [16, 17, 32, 33, 64, 65] {
+            if p >= q {
+                shapes.push((p, q));
+                shapes.push((q, p));
+            }
+        }
+    }
+    shapes.push((1, 1));
+    shapes.push((2, 2));
+    for k in batchlin::registry::kernels(Op::Svd, Backend::Cuda) {
+        let opts = Options::with_kernel(Backend::Cuda, k.name);
+        for &(m, n) in &shapes {
+            let r = m.min(n);
+            let mut mats = vec![
+                gaussian(&mut g, m, n),
+                with_singular_values(&mut g, m, n, &graded(r, 1.0, 1e-3)),
+                rank_one(&mut g, m, n),
+                M::zeros(m, n),
+                gaussian(&mut g, m, n),
+            ];
+            if r > 2 {
+                let mut s = graded(r, 1.0, 0.1);
+                s.truncate(r / 2);
+                mats.push(with_singular_values(&mut g, m, n, &s));
+            }
+            let nan_at = 4;
+            let mut inp = Input::<T>::contiguous(&mats, &[mats.len()], m, n);
+            inp.set(nan_at, m / 2, n / 2, T::NAN);
+            for (full, vectors) in [(false, true), (true, true), (false, false)] {
+                let ctx = format!(
+                    "{} svd {m}x{n} full={full} vectors={vectors} kernel {}",
+                    dtype_name::<T>(),
+                    k.name
+                );
+                let (res, info) = match batchlin::svd_ex(&inp.view(), full, vectors, &opts) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        assert_eq!(e.kind(), "argument", "{ctx}: {e}");
+                        continue;
+                    }
+                };
+                let s = tensor_vecs(&res.s);
+                let u = res.u.as_ref().map(tensor_mats);
+                let vh = res.vh.as_ref().map(tensor_mats);
+                for (i, a) in inp.mats.iter().enumerate() {
+                    let c = format!("{ctx} #{i}");
+                    if i == nan_at {
+                        assert!(info[i].nonfinite(), "{c}: not flagged");
+                        assert!(s[i].all_nan(), "{c}: S not all NaN");
+                        if let (Some(u), Some(vh)) = (&u, &vh) {
+                            assert!(u[i].all_nan() && vh[i].all_nan(), "{c}: U, Vh not NaN");
+                        }
+                        continue;
+                    }
+                    assert!(!info[i].nonfinite(), "{c}: flagged NONFINITE");
+                    assert!(
+                        !info[i].not_converged(),
+                        "{c}: not converged ({:#x})",
+                        info[i].0
+                    );
+                    // Zero, rank one (of a matrix with two columns or more), half rank;
+                    // the graded one is well above the rank rule's p eps.
+                    let deficient = (i == 2 && r > 1) || i == 3 || i == 5;
+                    if i != 0 {
+                        assert_eq!(info[i].rank_deficient(), deficient, "{c}: rank flag");
+                    }
+                    check_svd(
+                        a,
+                        u.as_ref().map(|u| &u[i]),
+                        &s[i].d,
+                        vh.as_ref().map(|v| &v[i]),
+                        full,
+                        t,
+                        &c,
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn svd_every_cuda_kernel_f32() {
+    every_cuda_kernel::<f32>(230);
+}
+
+#[test]
+fn svd_every_cuda_kernel_f64() {
+    every_cuda_kernel::<f64>(231);
+}

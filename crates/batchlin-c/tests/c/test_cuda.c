@@ -1012,6 +1012,10 @@ int main(void) {
             test_device_svd_results(dbl, 5, 9, 6, full);
             test_device_svd_results(dbl, 4, 6, 9, full);
             test_device_svd_results(dbl, 2, 40, 40, full);
+            /* Around the warp kernel's bounds: 32 columns, 32 and 64 rows. */
+            test_device_svd_results(dbl, 7, 32, 32, full);
+            test_device_svd_results(dbl, 3, 64, 31, full);
+            test_device_svd_results(dbl, 3, 20, 65, full);
         }
         test_device_not_device_memory(dbl);
         test_device_shape(dbl, 64, 16, 16, BATCHLIN_QR_REDUCED);

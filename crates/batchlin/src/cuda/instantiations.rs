@@ -79,6 +79,26 @@ pub(crate) fn tile_inst(tn: &str, ct: &str, t: &[usize; 8]) -> String {
 /// Rows a lane of the `wy` kernel holds (instantiated in kernels/qr.cu): m <= 32 * RPL.
 pub(crate) const WY_RPL: [usize; 2] = [2, 4];
 
+/// (rows P, columns Q) capacities of the `warp` SVD kernel (kernels/svd.cu), smallest
+/// first: lane j holds P rows of A's column j and Q of V's. float32 to 64 rows (199
+/// registers at 64x32, no spills; 128 rows spill), float64 to 32 (240 registers at 32x32;
+/// 64 rows spill).
+pub(crate) fn svd_warp_shapes(tn: &str) -> &'static [(usize, usize)] {
+    if tn == "f64" {
+        &[(16, 16), (32, 16), (32, 32)]
+    } else {
+        &[(16, 16), (32, 16), (32, 32), (64, 16), (64, 32)]
+    }
+}
+
+/// (kernel name, instantiation line) of the `warp` SVD kernel of capacity (P, Q).
+pub(crate) fn svd_warp_inst(tn: &str, ct: &str, (p, q): (usize, usize)) -> (String, String) {
+    (
+        format!("svd_warp_{tn}_p{p}_q{q}"),
+        format!("BL_SVD_WARP({tn}, {ct}, {p}, {q})"),
+    )
+}
+
 /// The `cluster` kernel's (columns, register budget) instantiations: `_b2` caps f32 at
 /// 128 registers (faster at 256 threads a block, slower at 128: cuda-qr.md).
 pub(crate) fn cluster_variants(tn: &str) -> &'static [(usize, usize)] {
@@ -198,6 +218,9 @@ pub(crate) fn all() -> Vec<(String, String)> {
                 format!("cus_eigh_{step}_{tn}"),
                 format!("BL_CUS_EIGH_{}({tn}, {ct})", step.to_uppercase()),
             ));
+        }
+        for &shape in svd_warp_shapes(tn) {
+            insts.push(svd_warp_inst(tn, ct, shape));
         }
     }
     insts.extend(blocked());

@@ -151,7 +151,7 @@ pub(crate) fn tile_shapes(t: DType) -> Vec<TileConfig> {
 }
 
 /// The kernel-name form of a dtype ("f32", "f64").
-fn tname_of(t: DType) -> &'static str {
+pub(crate) fn tname_of(t: DType) -> &'static str {
     match t {
         DType::F32 => "f32",
         _ => "f64",

@@ -1,10 +1,12 @@
-//! GPU SVD and svdvals: the `jacobi` kernel (kernels/svd.cu), one-sided Jacobi one block
-//! a matrix on the tall orientation (a wide matrix goes in transposed, by its strides),
+//! GPU SVD and svdvals (kernels/svd.cu), one-sided Jacobi on the tall orientation (a wide
+//! matrix goes in transposed, by its strides): the `jacobi` kernel, one block a matrix,
 //! the work in shared memory where it fits and in global scratch beyond, so it takes
-//! every shape. Its launch and sizing are here; docs/proposals/gpu-eigh-svd.md has the
-//! design and the measurements.
+//! every shape; the `warp` kernel, a warp a matrix in registers, for up to 32 columns
+//! (64 rows in float32, 32 in float64). Their launch and sizing are here;
+//! docs/proposals/gpu-eigh-svd.md has the design and the measurements.
 
-use super::driver::{launch, Device, RawStream, Scratch};
+use super::driver::{launch, Device, Func, RawStream, Scratch};
+use super::instantiations as insts;
 use super::qr::KMat;
 use super::DeviceCaps;
 use crate::{Error, Problem, Real, Result};
@@ -39,6 +41,7 @@ struct SvdArgs {
     sign_from_v: i32,
     max_sweeps: i32,
     lpp: i32,
+    nmat: i32,
 }
 
 /// One SVD call on device memory (A is m x n as the caller gave it).
@@ -65,6 +68,22 @@ const MAX_ELEMS: usize = i32::MAX as usize / 2;
 fn dims(p: &Problem, full: bool) -> (usize, usize, usize) {
     let (pp, q) = (p.m.max(p.n), p.m.min(p.n));
     (pp, q, if full { pp } else { q })
+}
+
+/// Matrices a block of the `warp` kernel (`BL_SVD_WARPS` in kernels/svd.cu).
+const WARP_MATRICES_A_BLOCK: usize = 4;
+
+/// The smallest `warp` instantiation (rows, columns) holding the tall p x q, if any.
+fn warp_shape(tn: &str, p: usize, q: usize) -> Option<(usize, usize)> {
+    insts::svd_warp_shapes(tn)
+        .iter()
+        .copied()
+        .find(|&(pp, qq)| p <= pp && q <= qq)
+}
+
+pub(crate) fn supports_warp(p: &Problem, _caps: &DeviceCaps) -> bool {
+    let (pp, q, _) = dims(p, false);
+    warp_shape(super::qr::tname_of(p.dtype), pp, q).is_some()
 }
 
 pub(crate) fn supports_jacobi(p: &Problem, _caps: &DeviceCaps) -> bool {
@@ -101,12 +120,27 @@ fn threads(p: usize, q: usize) -> usize {
         * 32
 }
 
-pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Result<()> {
-    let (m, n, batch) = (c.m, c.n, c.batch);
-    let transpose = m < n;
-    let (p, q) = (m.max(n), m.min(n));
-    let vectors = c.u.is_some();
-    let xc = if vectors && c.full { p } else { q };
+/// How one kernel is launched: matrices a block, threads, shared memory, matrices a
+/// launch, and the global scratch a matrix (elements) where the work does not fit in
+/// shared memory.
+struct LaunchShape {
+    f: Func,
+    per_block: usize,
+    threads: usize,
+    smem: usize,
+    chunk: usize,
+    work_elems: usize,
+}
+
+/// The `jacobi` kernel's launch for the tall p x q with xc columns of work U.
+fn jacobi_shape<T: Real>(
+    dev: &Device,
+    c: &Call,
+    p: usize,
+    q: usize,
+    xc: usize,
+) -> Result<LaunchShape> {
+    let (m, n, vectors) = (c.m, c.n, c.u.is_some());
     if p.saturating_mul(xc) > MAX_ELEMS {
         return Err(Error::Argument(format!(
             "the CUDA SVD kernel takes up to {MAX_ELEMS} elements a factor; got {m}x{n}"
@@ -129,6 +163,63 @@ pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> 
         &format!("BL_SVD_JACOBI({tn}, {ct})"),
         dev.smem_optin,
     )?;
+    let (chunk, work_elems) = if in_smem {
+        (c.batch, 0)
+    } else {
+        (
+            (super::eigh::WORK_BYTES / big.max(1)).clamp(1, c.batch),
+            big_elems(p, q, xc, vectors),
+        )
+    };
+    Ok(LaunchShape {
+        f,
+        per_block: 1,
+        threads: threads(p, q),
+        smem,
+        chunk,
+        work_elems,
+    })
+}
+
+/// The `warp` kernel's launch for the tall p x q: its smallest instantiation holding it.
+fn warp_shape_launch<T: Real>(dev: &Device, c: &Call, p: usize, q: usize) -> Result<LaunchShape> {
+    let (tn, ct) = super::qr::tname::<T>();
+    let shape = warp_shape(tn, p, q).ok_or_else(|| {
+        Error::Argument(format!(
+            "the CUDA SVD warp kernel takes up to 32 columns and {} rows in {tn} (after \
+             transposing a wide matrix); got {}x{}",
+            insts::svd_warp_shapes(tn).last().map_or(0, |s| s.0),
+            c.m,
+            c.n
+        ))
+    })?;
+    let (name, inst) = insts::svd_warp_inst(tn, ct, shape);
+    Ok(LaunchShape {
+        f: dev.function(&name, &inst, 0)?,
+        per_block: WARP_MATRICES_A_BLOCK,
+        threads: 32 * WARP_MATRICES_A_BLOCK,
+        smem: 0,
+        chunk: c.batch,
+        work_elems: 0,
+    })
+}
+
+/// One SVD call by the kernel `kernel` ("jacobi" or "warp", the registry's names).
+pub(crate) unsafe fn run<T: Real>(
+    dev: &Device,
+    stream: RawStream,
+    c: &Call,
+    kernel: &str,
+) -> Result<()> {
+    let (m, n, batch) = (c.m, c.n, c.batch);
+    let transpose = m < n;
+    let (p, q) = (m.max(n), m.min(n));
+    let vectors = c.u.is_some();
+    let xc = if vectors && c.full { p } else { q };
+    let shape = match kernel {
+        "warp" => warp_shape_launch::<T>(dev, c, p, q)?,
+        _ => jacobi_shape::<T>(dev, c, p, q, xc)?,
+    };
     let (u, vh) = (c.u.unwrap_or_default(), c.vh.unwrap_or_default());
     let t = |k: KMat| KMat {
         rs: k.cs,
@@ -168,24 +259,20 @@ pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> 
         ..Default::default()
     };
     let mut sc = Scratch::new(stream);
-    let chunk = if in_smem {
-        batch
-    } else {
-        (super::eigh::WORK_BYTES / big.max(1)).clamp(1, batch)
-    };
-    if !in_smem {
-        args.work = sc.alloc(chunk * big)?;
-        args.work_bs = big_elems(p, q, xc, vectors) as i64;
+    if shape.work_elems > 0 {
+        args.work = sc.alloc(shape.chunk * shape.work_elems * std::mem::size_of::<f64>())?;
+        args.work_bs = shape.work_elems as i64;
     }
     let mut b0 = 0;
     while b0 < batch {
-        let cnt = chunk.min(batch - b0);
+        let cnt = shape.chunk.min(batch - b0);
         args.b0 = b0 as i32;
+        args.nmat = cnt as i32;
         launch(
-            f,
-            (cnt as u32, 1),
-            threads(p, q) as u32,
-            smem as u32,
+            shape.f,
+            (cnt.div_ceil(shape.per_block) as u32, 1),
+            shape.threads as u32,
+            shape.smem as u32,
             stream,
             &args,
         )?;

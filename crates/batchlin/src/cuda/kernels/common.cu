@@ -248,12 +248,18 @@ template <typename T> __device__ __forceinline__ T bl_sum_all(T v, T* red) {
     return s;
 }
 
-template <typename T> __device__ __forceinline__ T bl_max_all(T v, T* red) {
+// Max over the warp; every lane gets it.
+template <typename T> __device__ __forceinline__ T bl_warp_max(T v) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
         const T o = bl_shfl_xor(v, off);
         v = o > v ? o : v;
     }
+    return v;
+}
+
+template <typename T> __device__ __forceinline__ T bl_max_all(T v, T* red) {
+    v = bl_warp_max(v);
     const int nw = blockDim.x >> 5;
     if (nw == 1) return v;
     __syncthreads();

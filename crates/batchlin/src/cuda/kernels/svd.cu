@@ -31,6 +31,7 @@ struct SvdArgs {
     bl_i64 work_bs;
     int b0;
     int p, q, xcols, ldu, sign_from_v, max_sweeps, lpp;
+    int nmat;  // warp kernel: matrices b0 .. b0 + nmat of this launch
 };
 
 // Columns order[0..count) of X (column-major, ld; `rows` long), those with valid[j] when
@@ -67,6 +68,47 @@ __device__ void bl_reorth(T* X, int ld, int rows, const int* order, int count, c
         for (int r = tid; r < rows; r += nt) xj[r] *= inv;
         __syncthreads();
     }
+}
+
+// An input element scaled by 2^-es, flushed to zero where the scaling made it subnormal in
+// the output type (as eigh.cu).
+template <typename T, typename W> __device__ __forceinline__ W bl_svd_scale_in(W x, int es) {
+    const W y = bl_scale2(x, -es);
+    return (es > 0 && BlT<W>::abs_(y) < W(BlT<T>::tiny())) ? W(0) : y;
+}
+
+// The null-column bound null2 (a squared norm) and the orthogonality tolerance tol, from
+// the largest column's squared norm cmax. Null: below min(32, p) eps of the largest column
+// (at most the rank rule's p eps, so a frozen null column is flagged).
+template <typename W>
+__device__ __forceinline__ void bl_svd_limits(int p, W eps, W cmax, W& null2, W& tol) {
+    const W nf = W(p < 4 ? 4 : (p > 32 ? 32 : p));
+    null2 = nf * nf * eps * eps * cmax;
+    tol = BlT<W>::sqrt_(W(p > 16 ? p : 16)) * eps;
+}
+
+// Whether the pair with squared norms aii, ajj and dot product aij is rotated, and the
+// rotation (Rutishauser's): a_i' = c a_i - s a_j, a_j' = s a_i + c a_j.
+template <typename W>
+__device__ __forceinline__ bool bl_svd_rotation(W aii, W ajj, W aij, W null2, W tol, W eps, W& c, W& s) {
+    if (aii <= null2 || ajj <= null2) return false;
+    if (!(BlT<W>::abs_(aij) > tol * BlT<W>::sqrt_(aii) * BlT<W>::sqrt_(ajj))) return false;
+    const W zeta = (ajj - aii) / (W(2) * aij);
+    const W az = BlT<W>::abs_(zeta);
+    const W t = az > W(1) / eps ? W(0.5) / zeta : bl_sign(W(1), zeta) / (az + BlT<W>::sqrt_(W(1) + zeta * zeta));
+    c = W(1) / BlT<W>::sqrt_(W(1) + t * t);
+    s = c * t;
+    return true;
+}
+
+// The info word from the sweeps, convergence and the extreme column norms (scaled).
+template <typename T, typename W>
+__device__ __forceinline__ unsigned bl_svd_info(int sweeps, bool conv, W smax, W smin, int p, W eps, int es) {
+    unsigned word = ((unsigned)(sweeps > 0xffff ? 0xffff : sweeps) << 16) | (conv ? 0u : BL_INFO_NOT_CONVERGED);
+    if (smin <= W(p) * eps * smax || smax == W(0)) word |= BL_INFO_RANK_DEFICIENT;
+    const T top = T(bl_scale2(smax, es));
+    if (!(BlT<T>::abs_(top) <= BlT<T>::huge())) word |= BL_INFO_OVERFLOW;  // finite input
+    return word;
 }
 
 template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g) {
@@ -125,8 +167,7 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
     __syncthreads();
     for (int idx = tid; idx < p * q; idx += nt) {
         W* u = U + (bl_i64)(idx / p) * ldu + idx % p;
-        const W x = bl_scale2(*u, -es);
-        *u = (es > 0 && BlT<W>::abs_(x) < W(BlT<T>::tiny())) ? W(0) : x;  // as eigh.cu
+        *u = bl_svd_scale_in<T>(*u, es);
     }
     if (vec)
         for (int idx = tid; idx < q * q; idx += nt) V[idx] = (idx % q == idx / q) ? W(1) : W(0);
@@ -144,11 +185,8 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
     }
     cmax = bl_max_all(cmax, red);
     const W eps = W(BlT<T>::eps());  // the output type's: the tolerances it can show
-    // Null: below min(32, p) eps of the largest column (at most the rank rule's p eps, so a
-    // frozen null column is flagged).
-    const W nf = W(p < 4 ? 4 : (p > 32 ? 32 : p));
-    const W null2 = nf * nf * eps * eps * cmax;
-    const W tol = BlT<W>::sqrt_(W(p > 16 ? p : 16)) * eps;
+    W null2, tol;
+    bl_svd_limits(p, eps, cmax, null2, tol);
     const int q2 = q + (q & 1), rounds = q2 - 1, npairs = q2 / 2;
 
     int sweeps = 0;
@@ -182,14 +220,8 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
                     ajj += __shfl_xor_sync(gmask, ajj, off);
                     aij += __shfl_xor_sync(gmask, aij, off);
                 }
-                if (aii <= null2 || ajj <= null2) continue;
-                if (!(BlT<W>::abs_(aij) > tol * BlT<W>::sqrt_(aii) * BlT<W>::sqrt_(ajj))) continue;
-                const W zeta = (ajj - aii) / (W(2) * aij);
-                const W az = BlT<W>::abs_(zeta);
-                const W t = az > W(1) / eps ? W(0.5) / zeta
-                                            : bl_sign(W(1), zeta) / (az + BlT<W>::sqrt_(W(1) + zeta * zeta));
-                const W c = W(1) / BlT<W>::sqrt_(W(1) + t * t);
-                const W s = c * t;
+                W c, s;
+                if (!bl_svd_rotation(aii, ajj, aij, null2, tol, eps, c, s)) continue;
                 for (int row = gl; row < p; row += lpp) {
                     const W x = ui[row], y = uj[row];
                     ui[row] = c * x - s * y;
@@ -237,13 +269,7 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
     }
     __syncthreads();
     for (int c = tid; c < q; c += nt) sp[c * g.s_cs] = T(bl_scale2(nrm[perm[c]], es));
-    unsigned word = ((unsigned)(sweeps > 0xffff ? 0xffff : sweeps) << 16) | (conv ? 0u : BL_INFO_NOT_CONVERGED);
-    {
-        const W smax = nrm[perm[0]], smin = nrm[perm[q - 1]];
-        if (smin <= W(p) * eps * smax || smax == W(0)) word |= BL_INFO_RANK_DEFICIENT;
-        const T top = T(bl_scale2(smax, es));
-        if (!(BlT<T>::abs_(top) <= BlT<T>::huge())) word |= BL_INFO_OVERFLOW;  // finite input
-    }
+    const unsigned word = bl_svd_info<T>(sweeps, conv, nrm[perm[0]], nrm[perm[q - 1]], p, eps, es);
     if (!vec) {
         if (tid == 0 && g.info) g.info[b] = word;
         return;
@@ -368,3 +394,271 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
 // float's, so the sweeps are float's.
 #define BL_SVD_JACOBI(TN, T)                                                                \
     extern "C" __global__ void __launch_bounds__(512) svd_jacobi_##TN(SvdArgs p) { bl_svd_jacobi<T, double>(p); }
+
+// ---------------------------------------------------------------------------------
+// svd_warp_<t>_p<P>_q<Q>: the same algorithm a warp a matrix (WARPS matrices a block), the
+// matrix in registers, for q <= Q <= 32 columns and p <= P rows: lane j holds column j of
+// A (P values) and of V (Q values). A round pairs lane j with bl_rr_partner(j): both
+// lanes fetch the partner's column by shuffles, compute the same dot products in the same
+// order (so the same bits) and the same rotation, and update their own column. Work in T
+// (float for float: a float model reaches the accuracy floor with room at q <= 32; see
+// docs/proposals/gpu-eigh-svd.md). No re-orthogonalisation (the model: ||V^T V - I|| at
+// most 6.4e-6 without it). Null columns and the complement for full matrices are filled
+// in the output itself (Gram-Schmidt twice, modified, from the unit vector of the row of
+// least leverage over the columns already there).
+
+// Lane `lane`'s partner in round r of bl_svd_jacobi's order (pair 0 is (0, 1 + r), pair k
+// (1 + (r + k) % R, 1 + (r + R - k) % R), R = q2 - 1 rounds): lanes i, j > 0 pair when
+// (i - 1) + (j - 1) = 2r mod R, lane 0 with the one left alone. Lanes past q2 pair with
+// themselves.
+__device__ __forceinline__ int bl_rr_partner(int lane, int r, int q2) {
+    const int rounds = q2 - 1;
+    if (lane >= q2) return lane;
+    if (lane == 0) return 1 + r;
+    const int i = lane - 1;
+    int j = 2 * r - i;
+    j = j < 0 ? j + rounds : (j >= rounds ? j - rounds : j);
+    return j == i ? 0 : j + 1;
+}
+
+// Sign (+-1) leading column x[0..n): that of its first entry of largest |x| (in a lane).
+template <typename T, int N> __device__ __forceinline__ T bl_lead_sign(const T (&x)[N]) {
+    T best = T(0), lead = T(1);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        const T ax = BlT<T>::abs_(x[k]);
+        if (ax > best) {
+            best = ax;
+            lead = x[k];
+        }
+    }
+    return lead < T(0) ? T(-1) : T(1);
+}
+
+template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g) {
+    static_assert(Q <= 32 && Q <= P, "svd warp shape");
+    constexpr unsigned ALL = 0xffffffffu;
+    constexpr int RL = (P + 31) / 32;  // rows a lane in the completion
+    const int p = g.p, q = g.q, xc = g.xcols;
+    const int lane = threadIdx.x & 31;
+    const int mat = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    if (mat >= g.nmat) return;  // a whole warp: no block-wide barrier follows
+    const bl_i64 b = (bl_i64)g.b0 + mat;
+    const bool vec = g.x != nullptr;
+    const bool own = lane < q;
+
+    T a[P];  // column `lane` of the work U
+    {
+        const T* ap = reinterpret_cast<const T*>(g.a) + b * g.a_bs + (own ? lane : 0) * g.a_cs;
+#pragma unroll
+        for (int k = 0; k < P; ++k) a[k] = (own && k < p) ? ap[k * g.a_rs] : T(0);
+    }
+    T mx = T(0);
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+        const T f = bl_absflag(a[k]);
+        mx = f > mx ? f : mx;
+    }
+    mx = bl_warp_max(mx);
+    bool bad;
+    const int es = bl_scale_exp(mx, bad);
+    T* sp = reinterpret_cast<T*>(g.s) + b * g.s_bs;
+    T* xp = vec ? reinterpret_cast<T*>(g.x) + b * g.x_bs : nullptr;
+    T* yp = vec ? reinterpret_cast<T*>(g.y) + b * g.y_bs : nullptr;
+    auto xat = [&](int i, int c) -> T& { return xp[(bl_i64)i * g.x_rs + (bl_i64)c * g.x_cs]; };
+    if (bad) {
+        const T nan = BlT<T>::nan();
+        if (own) sp[lane * g.s_cs] = nan;
+        if (vec) {
+            for (int c = lane; c < xc; c += 32)
+                for (int i = 0; i < p; ++i) xat(i, c) = nan;
+            if (own)
+                for (int i = 0; i < q; ++i) yp[(bl_i64)i * g.y_rs + (bl_i64)lane * g.y_cs] = nan;
+        }
+        if (lane == 0 && g.info) g.info[b] = BL_INFO_NONFINITE;
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < P; ++k) a[k] = bl_svd_scale_in<T>(a[k], es);
+    T v[Q];  // column `lane` of V
+#pragma unroll
+    for (int k = 0; k < Q; ++k) v[k] = (vec && k == lane) ? T(1) : T(0);
+
+    auto sumsq = [&]() {
+        T s = T(0);
+#pragma unroll
+        for (int k = 0; k < P; ++k) s += a[k] * a[k];
+        return s;
+    };
+    const T eps = BlT<T>::eps();
+    T null2, tol;
+    bl_svd_limits(p, eps, bl_warp_max(sumsq()), null2, tol);
+    const int q2 = q + (q & 1), rounds = q2 - 1;
+
+    int sweeps = 0;
+    bool conv = false;
+    for (int sw = 0; sw < g.max_sweeps; ++sw) {
+        bool rotated = false;
+        for (int r = 0; r < rounds; ++r) {
+            const int pj = bl_rr_partner(lane, r, q2);
+            T y[P];
+            T nown = T(0), dot = T(0);
+#pragma unroll
+            for (int k = 0; k < P; ++k) {
+                y[k] = __shfl_sync(ALL, a[k], pj);
+                nown += a[k] * a[k];
+                dot += a[k] * y[k];  // the partner's product of the same two values
+            }
+            const T npart = __shfl_sync(ALL, nown, pj);
+            // The pair's lower lane is the rotation's i.
+            const bool lo = lane < pj;
+            T c = T(1), s = T(0);
+            const bool rot = own && pj < q && pj != lane &&
+                             bl_svd_rotation(lo ? nown : npart, lo ? npart : nown, dot, null2, tol, eps, c, s);
+            if (!__any_sync(ALL, rot)) continue;
+            rotated |= rot;
+            // i: c a_i - s a_j; j: c a_j + s a_i. A lane not rotating keeps its column (c = 1, s = 0).
+            const T sy = lo ? -s : s;
+#pragma unroll
+            for (int k = 0; k < P; ++k) a[k] = c * a[k] + sy * y[k];
+            if (vec) {
+#pragma unroll
+                for (int k = 0; k < Q; ++k) {
+                    const T w = __shfl_sync(ALL, v[k], pj);
+                    v[k] = c * v[k] + sy * w;
+                }
+            }
+        }
+        sweeps = sw + 1;
+        if (!__any_sync(ALL, rotated)) {
+            conv = true;
+            break;
+        }
+    }
+
+    // Singular values and their order (the stable rank sort).
+    const T nrm = BlT<T>::sqrt_(sumsq());
+    int rank = 0;
+    for (int i = 0; i < q; ++i) {
+        const T si = __shfl_sync(ALL, nrm, i);
+        rank += (si > nrm) || (si == nrm && i < lane);
+    }
+    if (own) sp[rank * g.s_cs] = bl_scale2(nrm, es);
+    const int first = __ffs(__ballot_sync(ALL, own && rank == 0)) - 1;
+    const int last = __ffs(__ballot_sync(ALL, own && rank == q - 1)) - 1;
+    const unsigned word =
+        bl_svd_info<T>(sweeps, conv, __shfl_sync(ALL, nrm, first), __shfl_sync(ALL, nrm, last), p, eps, es);
+    if (!vec) {
+        if (lane == 0 && g.info) g.info[b] = word;
+        return;
+    }
+
+    // Sorted column rank from this lane's: U's normalised, V's, both with the sign of A's U
+    // (work V for a wide A); null columns of U are filled below.
+    const bool valid = own && nrm > BlT<T>::sqrt_(null2);
+    if (valid) {
+        const T inv = T(1) / nrm;
+#pragma unroll
+        for (int k = 0; k < P; ++k) a[k] *= inv;
+    }
+    const T sgn = g.sign_from_v ? bl_lead_sign(v) : bl_lead_sign(a);
+    T vsgn = sgn;  // a null column of a tall A: its completed U column's, below
+    if (valid) {
+#pragma unroll
+        for (int k = 0; k < P; ++k)
+            if (k < p) xat(k, rank) = sgn * a[k];
+    }
+    // The valid columns sort first (their norms are above every null one's): fill the rest.
+    const int nv = __popc(__ballot_sync(ALL, valid));
+    for (int c = nv; c < xc; ++c) {
+        __syncwarp();  // the columns before c are written
+        // The row of least leverage over columns 0..c, first on ties.
+        T best = BlT<T>::inf();
+        int kr = 1 << 30;
+#pragma unroll
+        for (int t = 0; t < RL; ++t) {
+            const int i = lane + 32 * t;
+            if (i < p) {
+                T l = T(0);
+                for (int cc = 0; cc < c; ++cc) l += xat(i, cc) * xat(i, cc);
+                if (l < best) {
+                    best = l;
+                    kr = i;
+                }
+            }
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            const T ob = bl_shfl_xor(best, off);
+            const int oi = __shfl_xor_sync(ALL, kr, off);
+            if (ob < best || (ob == best && oi < kr)) {
+                best = ob;
+                kr = oi;
+            }
+        }
+        T e[RL];
+#pragma unroll
+        for (int t = 0; t < RL; ++t) e[t] = lane + 32 * t == kr ? T(1) : T(0);
+        for (int pass = 0; pass < 2; ++pass)
+            for (int cc = 0; cc < c; ++cc) {
+                T d = T(0);
+#pragma unroll
+                for (int t = 0; t < RL; ++t)
+                    if (lane + 32 * t < p) d += xat(lane + 32 * t, cc) * e[t];
+                d = bl_warp_sum(d);
+#pragma unroll
+                for (int t = 0; t < RL; ++t)
+                    if (lane + 32 * t < p) e[t] -= d * xat(lane + 32 * t, cc);
+            }
+        T ss = T(0);
+#pragma unroll
+        for (int t = 0; t < RL; ++t) ss += e[t] * e[t];
+        const T inv = T(1) / BlT<T>::sqrt_(bl_warp_sum(ss));
+        // The sign: V's column's for a sorted column of a wide A, else the column's own.
+        T cs;
+        if (c < q && g.sign_from_v) {
+            cs = __shfl_sync(ALL, sgn, __ffs(__ballot_sync(ALL, own && rank == c)) - 1);
+        } else {
+            T big = T(0), lead = T(1);
+            int bi = 1 << 30;
+#pragma unroll
+            for (int t = 0; t < RL; ++t) {
+                const T ax = BlT<T>::abs_(e[t]);
+                if (lane + 32 * t < p && ax > big) {
+                    big = ax;
+                    lead = e[t];
+                    bi = lane + 32 * t;
+                }
+            }
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1) {
+                const T ob = bl_shfl_xor(big, off);
+                const T ol = bl_shfl_xor(lead, off);
+                const int oi = __shfl_xor_sync(ALL, bi, off);
+                if (ob > big || (ob == big && oi < bi)) {
+                    big = ob;
+                    lead = ol;
+                    bi = oi;
+                }
+            }
+            cs = lead < T(0) ? T(-1) : T(1);
+            if (own && rank == c) vsgn = cs;
+        }
+#pragma unroll
+        for (int t = 0; t < RL; ++t)
+            if (lane + 32 * t < p) xat(lane + 32 * t, c) = cs * inv * e[t];
+    }
+    if (own) {
+#pragma unroll
+        for (int k = 0; k < Q; ++k)
+            if (k < q) yp[(bl_i64)k * g.y_rs + (bl_i64)rank * g.y_cs] = vsgn * v[k];
+    }
+    if (lane == 0 && g.info) g.info[b] = word;
+}
+
+// A block of SVD_WARPS warps, a matrix each (svd.rs `WARP_MATRICES_A_BLOCK` mirrors it).
+#define BL_SVD_WARPS 4
+#define BL_SVD_WARP(TN, T, P, Q)                                                            \
+    extern "C" __global__ void __launch_bounds__(32 * BL_SVD_WARPS) svd_warp_##TN##_p##P##_q##Q(SvdArgs g) { \
+        bl_svd_warp<T, P, Q>(g);                                                            \
+    }

@@ -1,0 +1,80 @@
+"""Checks the `warp` SVD kernel's source on the host, no GPU: compiles kernels/svd.cu with
+common.cu (less its inline PTX, which the SVD does not use) against warp_emu.h, runs each
+matrix through bl_svd_warp with a thread a lane, and checks against float64 NumPy:
+singular values, reconstruction, orthogonality, sign convention, order, info words and
+svdvals agreeing. Slow (minutes a dtype on two cores).
+
+    python3 gpu-lab/warp_emu/svd_warp_emu.py f32   # or f64
+"""
+import ctypes, os, subprocess, sys, tempfile
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = os.path.join(HERE, "..", "..", "crates", "batchlin", "src", "cuda", "kernels")
+
+
+def build():
+    d = tempfile.mkdtemp(prefix="svd_warp_emu")
+    common = open(os.path.join(KERNELS, "common.cu")).read().splitlines()
+    with open(os.path.join(d, "common_host.cu"), "w") as f:
+        f.write("\n".join(l for l in common if "asm" not in l) + "\n")
+    so = os.path.join(d, "libemu.so")
+    subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-w", "-I", d, "-I", KERNELS,
+                    "-I", HERE, "-o", so, os.path.join(HERE, "svd_warp_emu.cpp"), "-lpthread"],
+                   check=True)
+    return ctypes.CDLL(so)
+
+
+lib = build()
+def run(a, full, vectors):
+    m, n = a.shape; k = min(m, n)
+    dt = a.dtype; f = lib.svd_f32 if dt == np.float32 else lib.svd_f64
+    uc, vr = (m, n) if full else (k, k)
+    u = np.full((m, uc), -7.0, dt); vh = np.full((vr, n), -7.0, dt); s = np.full(k, -7.0, dt)
+    info = np.zeros(1, np.uint32)
+    P = lambda x: x.ctypes.data_as(ctypes.c_void_p)
+    rc = f(P(np.ascontiguousarray(a)), m, n, int(full), P(u) if vectors else None, P(s), P(vh) if vectors else None, P(info))
+    assert rc == 0
+    return (u, s, vh, int(info[0])) if vectors else (None, s, None, int(info[0]))
+rng = np.random.default_rng(1)
+worst = {}
+def check(name, a, dt):
+    a = a.astype(dt); a64 = a.astype(np.float64)
+    m, n = a.shape; k = min(m, n)
+    floor = 2e-5 if dt == np.float32 else 3.7e-14
+    na = max(np.linalg.norm(a64), 1e-300)
+    sref = np.linalg.svd(a64, compute_uv=False)
+    _, sv, _, iv = run(a, False, False)
+    for full in (False, True):
+        u, s, vh, info = run(a, full, True)
+        u64, s64, vh64 = u.astype(np.float64), s.astype(np.float64), vh.astype(np.float64)
+        errs = dict(
+            sval=np.abs(s64 - sref).max() / na,
+            recon=np.linalg.norm(a64 - u64[:, :k] @ np.diag(s64) @ vh64[:k]) / na,
+            orthU=np.linalg.norm(u64.T @ u64 - np.eye(u.shape[1])) / np.sqrt(u.shape[1]),
+            orthV=np.linalg.norm(vh64 @ vh64.T - np.eye(vh.shape[0])) / np.sqrt(vh.shape[0]),
+            vals=np.abs(sv.astype(np.float64) - s64).max() / na)
+        bad = [f"{e}={v:.1e}" for e, v in errs.items() if not v <= floor]
+        idx = np.abs(u64).argmax(axis=0)
+        if not (u64[idx, np.arange(u.shape[1])] > 0).all(): bad.append("sign")
+        if not (np.diff(s64) <= 0).all(): bad.append("order")
+        if info & 3: bad.append(f"info {info:#x}")
+        if iv != info: bad.append(f"values info {iv:#x} vs {info:#x}")
+        for e, v in errs.items(): worst[e] = max(worst.get(e, 0), v)
+        tag = f"{np.dtype(dt).name} {name} {m}x{n} full={full} sweeps={info >> 16} rd={(info >> 2) & 1}"
+        print(tag, "FAIL " + " ".join(bad) if bad else "ok")
+for dt in [np.float64 if sys.argv[1:] == ["f64"] else np.float32]:
+    rows = 64 if dt == np.float32 else 32
+    for q in [1, 2, 15, 16, 17, 31, 32]:
+        for p in sorted({q, 16, 17, 32, rows}):
+            if p < q or p > rows: continue
+            g = rng.standard_normal((p, q))
+            check("gauss", g, dt); check("gauss", g.T.copy(), dt)
+    check("zeros", np.zeros((20, 12)), dt); check("zeros", np.zeros((12, 20)), dt)
+    check("ones", np.ones((32, 32)), dt)
+    check("rank1", np.outer(rng.standard_normal(rows), rng.standard_normal(20)), dt)
+    check("rank1", np.outer(rng.standard_normal(20), rng.standard_normal(rows)), dt)
+    r5 = rng.standard_normal((30, 5)) @ rng.standard_normal((5, 24))
+    check("rank5", r5, dt); check("rank5", r5.T.copy(), dt)
+    check("tiny", 1e-30 * rng.standard_normal((20, 12)), dt)
+print({k: f"{v:.1e}" for k, v in worst.items()})

@@ -1,0 +1,58 @@
+// Host stand-ins for the CUDA built-ins the warp SVD kernel uses: 32 threads a warp,
+// shuffles, votes and __syncwarp by a barrier. Slow (a context switch a shuffle), exact.
+// Host emulation of a single warp: 32 threads, warp intrinsics by barriers.
+#include <barrier>
+#include <thread>
+#include <cmath>
+#include <cstring>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+#define __device__
+#define __forceinline__ inline
+#define __global__
+#define __align__(x)
+#define __launch_bounds__(...)
+#define __shared__
+struct Dim3 { unsigned x, y, z; };
+extern thread_local Dim3 threadIdx, blockIdx;
+extern Dim3 blockDim;
+extern std::barrier<>* g_bar;
+extern thread_local int g_lane;
+extern unsigned long long g_slots[32];
+template <typename T> T emu_exchange(T v, int src) {
+    static_assert(sizeof(T) <= 8, "");
+    unsigned long long u = 0; std::memcpy(&u, &v, sizeof(T));
+    g_slots[g_lane] = u; g_bar->arrive_and_wait();
+    unsigned long long r = g_slots[src & 31]; g_bar->arrive_and_wait();
+    T out; std::memcpy(&out, &r, sizeof(T)); return out;
+}
+template <typename T> T __shfl_sync(unsigned, T v, int src, int w = 32) { return emu_exchange(v, src); }
+template <typename T> T __shfl_xor_sync(unsigned, T v, int off, int w = 32) { return emu_exchange(v, g_lane ^ off); }
+inline unsigned __ballot_sync(unsigned, bool p) {
+    g_slots[g_lane] = p; g_bar->arrive_and_wait();
+    unsigned m = 0; for (int i = 0; i < 32; ++i) m |= (g_slots[i] ? 1u : 0u) << i;
+    g_bar->arrive_and_wait(); return m;
+}
+inline bool __any_sync(unsigned, bool p) { return __ballot_sync(0, p) != 0; }
+inline void __syncwarp(unsigned = 0) { g_bar->arrive_and_wait(); }
+inline void __syncthreads() { g_bar->arrive_and_wait(); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __ffs(unsigned x) { return __builtin_ffs(x); }
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
+inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 8); return f; }
+inline long long __double_as_longlong(double f) { long long i; std::memcpy(&i, &f, 8); return i; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
+using std::sqrt; using std::fabs;
+inline float sqrtf(float x) { return std::sqrt(x); }
+inline float fabsf(float x) { return std::fabs(x); }
+inline float fmaf(float a, float b, float c) { return std::fma(a, b, c); }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline int min(int a, int b) { return a < b ? a : b; }
+struct float4 { float x, y, z, w; }; struct double2 { double x, y; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+inline double2 make_double2(double a, double b) { return {a, b}; }
