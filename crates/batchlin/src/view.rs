@@ -80,6 +80,10 @@ impl Layout {
     }
 
     /// Element offset of matrix `index` (flat, row-major over the batch shape).
+    ///
+    /// Wrapping: a view of empty matrices names no memory and may have any batch strides
+    /// (isize::MAX), so its offsets may not be representable; they are never used to
+    /// address memory, and those of a view with elements never wrap (`check_fits`).
     #[inline]
     pub fn matrix_offset(&self, index: usize) -> isize {
         let mut rest = index;
@@ -87,7 +91,7 @@ impl Layout {
         for (d, &len) in self.batch_shape.iter().enumerate().rev() {
             let i = rest % len;
             rest /= len;
-            off += i as isize * self.batch_strides[d];
+            off = off.wrapping_add((i as isize).wrapping_mul(self.batch_strides[d]));
         }
         off
     }
@@ -389,6 +393,9 @@ impl<T: Copy> BatchRef<'_, T> {
         let mut out = Vec::new();
         out.try_reserve_exact(len)
             .map_err(|_| crate::error::out_of_memory::<T>(len, "a contiguous copy"))?;
+        if len == 0 {
+            return Ok(out);
+        }
         for b in 0..l.batch() {
             let base = l.matrix_offset(b);
             for i in 0..l.rows {
@@ -566,6 +573,9 @@ impl<T: Copy> BatchMut<'_, T> {
                 l.shape(),
                 src.len()
             )));
+        }
+        if src.is_empty() {
+            return Ok(());
         }
         let raw = self.raw();
         let mut it = src.iter();

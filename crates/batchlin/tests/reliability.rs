@@ -244,6 +244,74 @@ fn float32_results_beyond_the_range_are_flagged() {
 // ---------------------------------------------------------------------------------------
 // Argument checks
 
+/// Whether each m x m matrix of a row-major batch is orthogonal (Q'Q = I within 1e-12).
+fn orthogonal(data: &[f64], m: usize) -> bool {
+    if m == 0 {
+        return data.is_empty();
+    }
+    data.chunks(m * m).all(|q| {
+        (0..m).all(|i| {
+            (0..m).all(|j| {
+                let dot: f64 = (0..m).map(|r| q[r * m + i] * q[r * m + j]).sum();
+                (dot - if i == j { 1.0 } else { 0.0 }).abs() < 1e-12
+            })
+        })
+    })
+}
+
+/// Empty matrices name no memory, so their strides may be anything: 7 x 0 matrices with a
+/// row stride of isize::MAX (alone, and three a batch stride of isize::MAX apart), 0 x 5
+/// ones with a column stride of isize::MIN, through the safe constructor. `to_contiguous`
+/// and every CPU backend give their results (empty, or an orthogonal Q and U of 7 x 7). It computed
+/// element offsets from those strides before, beyond the buffer: undefined behaviour,
+/// which the standard library's checks stop in builds with debug assertions (the test
+/// profile's). Found by the `front_door` fuzz target.
+#[test]
+fn empty_matrices_with_huge_strides() {
+    let d = [1.0f64; 4];
+    let cases: [(&[usize], &[isize]); 3] = [
+        (&[7, 0], &[isize::MAX, 1]),
+        (&[3, 7, 0], &[isize::MAX, isize::MAX, 1]),
+        (&[2, 0, 5], &[isize::MAX, 1, isize::MIN]),
+    ];
+    for (shape, strides) in cases {
+        let a = BatchRef::new(&d, shape, strides).unwrap();
+        assert!(a.to_contiguous().unwrap().is_empty());
+        let batch = a.layout().batch();
+        let (m, n) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+        for b in [Backend::CpuSmall, Backend::CpuFaer, Backend::Auto] {
+            let o = Options::with_backend(b);
+            let ctx = format!("{b} {shape:?} strides {strides:?}");
+            let (qr, info) = batchlin::qr_ex(&a, QrMode::Complete, &o).unwrap();
+            assert!(info.iter().all(|i| i.is_ok()), "{ctx}: qr {info:?}");
+            let q = qr.q.expect("complete mode gives Q");
+            assert_eq!(q.data.len(), batch * m * m, "{ctx}");
+            assert!(orthogonal(&q.data, m), "{ctx}: Q {:?}", q.data);
+            assert_eq!(qr.r.data.len(), batch * m * n, "{ctx}");
+            assert!(
+                qr.r.data.iter().all(|x| *x == 0.0),
+                "{ctx}: R {:?}",
+                qr.r.data
+            );
+            let (s, info) = batchlin::svd_ex(&a, true, true, &o).unwrap();
+            assert!(info.iter().all(|i| i.is_ok()), "{ctx}: svd {info:?}");
+            assert!(s.s.data.is_empty(), "{ctx}: {:?}", s.s.data);
+            assert!(orthogonal(&s.u.unwrap().data, m), "{ctx}: U");
+            assert!(orthogonal(&s.vh.unwrap().data, n), "{ctx}: Vh");
+        }
+    }
+    // eigh's matrices are square: empty only as 0 x 0.
+    let a = BatchRef::new(&d, &[3, 0, 0], &[isize::MAX, isize::MIN, isize::MAX]).unwrap();
+    for b in [Backend::CpuSmall, Backend::CpuFaer, Backend::Auto] {
+        let (e, info) =
+            batchlin::eigh_ex(&a, Uplo::Lower, true, &Options::with_backend(b)).unwrap();
+        assert!(
+            info.iter().all(|i| i.is_ok()) && e.w.data.is_empty(),
+            "{b}: {info:?}"
+        );
+    }
+}
+
 #[test]
 fn backend_for_checks_the_size_product() {
     let r = batchlin::backend_for(Op::Qr, DType::F32, 1 << 40, 1 << 20, 1 << 20);

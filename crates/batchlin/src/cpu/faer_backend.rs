@@ -143,6 +143,10 @@ fn use_dc(n: usize, vectors: bool) -> bool {
 }
 
 pub(crate) fn eigh_scratch<T: Real>(n: usize, vectors: bool, par: Par) -> StackReq {
+    // Nothing to decompose; faer's own size rule computes n - 1.
+    if n == 0 {
+        return StackReq::EMPTY;
+    }
     if use_dc(n, vectors) {
         return tridiag_dc_eigh::eigh_dense_scratch::<T>(n, par);
     }
@@ -213,6 +217,9 @@ pub(crate) fn svd_scratch<T: Real>(
     vectors: bool,
     par: Par,
 ) -> StackReq {
+    if m == 0 || n == 0 {
+        return StackReq::EMPTY;
+    }
     let (cu, cv) = svd_vector_kinds(m, n, u_cols, vectors);
     faer_svd_scratch::<T>(m, n, cu, cv, par, svd_params::<T>())
 }

@@ -139,6 +139,11 @@ impl<T> OutMat<'_, T> {
     /// the output's memory in order (rows outermost for row-major outputs).
     #[inline(always)]
     fn write(&self, index: usize, rows: usize, cols: usize, f: impl Fn(usize, usize) -> T) {
+        // An empty matrix names no memory: its strides may be anything (isize::MAX), and
+        // an offset computed from them would leave the allocation.
+        if rows == 0 || cols == 0 {
+            return;
+        }
         let base = self.base(index);
         // SAFETY (all loops): in range of the output view, checked by the front door, and
         // matrix `index` is written by this worker alone.
@@ -381,6 +386,10 @@ fn gather<T: Real>(
     ld: usize,
 ) -> (T, bool) {
     let l = a.layout();
+    // An empty matrix names no memory (see `OutMat::write`).
+    if l.rows == 0 || l.cols == 0 {
+        return (T::ZERO, true);
+    }
     let base = l.matrix_offset(index);
     // Element (i, j) of the work matrix sits at base + i * si + j * sj in the input.
     let (rows, cols, si, sj) = if transpose {
@@ -786,6 +795,9 @@ fn gather_symmetric<T: Real>(
 ) -> (T, bool) {
     let l = a.layout();
     let n = l.rows;
+    if n == 0 {
+        return (T::ZERO, true);
+    }
     let base = l.matrix_offset(index);
     // Lower-triangle element (i, j), i >= j, is read at base + i * si + j * sj.
     let (si, sj) = match uplo {
