@@ -312,6 +312,56 @@ fn empty_matrices_with_huge_strides() {
     }
 }
 
+/// Subnormal entries beside a largest entry already in [0.5, 1), so that the power-of-two
+/// scaling has nothing to do: [[t, t], [t, 0.5]] with t = 1e-40 (f32) or 1e-310 (f64).
+/// eigh gave NaN eigenvalues with a clean info word (found by the `front_door` fuzz
+/// target): only entries the scaling itself made subnormal were flushed to zero. The
+/// eigenvalues are t - 2t^2 (t, or 0: below any rounding of 0.5) and 0.5 + 2t^2.
+fn subnormal_entries_case<T: batchlin::Real>(t: f64) {
+    let d: Vec<T> = [t, t, t, 0.5].iter().map(|&x| T::from_f64(x)).collect();
+    let a = BatchRef::contiguous(&d, &[1, 2, 2]).unwrap();
+    for b in [Backend::CpuSmall, Backend::CpuFaer, Backend::Auto] {
+        let o = Options::with_backend(b);
+        let ctx = format!("{b} {:?}", T::DTYPE);
+        for vectors in [true, false] {
+            let (e, info) = batchlin::eigh_ex(&a, Uplo::Lower, vectors, &o).unwrap();
+            let w: Vec<f64> = e.w.data.iter().map(|x| x.to_f64()).collect();
+            assert!(info[0].is_ok(), "{ctx} eigh: info {:?}", info[0]);
+            assert!(
+                w[0].abs() <= 2.0 * t && (w[1] - 0.5).abs() <= 1e-15,
+                "{ctx} eigh: {w:?}"
+            );
+            let (s, info) = batchlin::svd_ex(&a, false, vectors, &o).unwrap();
+            let s: Vec<f64> = s.s.data.iter().map(|x| x.to_f64()).collect();
+            assert!(
+                info[0].0 & Info::NONFINITE == 0,
+                "{ctx} svd: info {:?}",
+                info[0]
+            );
+            assert!(
+                (s[0] - 0.5).abs() <= 1e-15 && s[1] <= 2.0 * t,
+                "{ctx} svd: {s:?}"
+            );
+        }
+        let (qr, info) = batchlin::qr_ex(&a, QrMode::Reduced, &o).unwrap();
+        assert!(
+            info[0].0 & Info::NONFINITE == 0,
+            "{ctx} qr: info {:?}",
+            info[0]
+        );
+        assert!(
+            qr.r.data.iter().all(|x| x.is_finite()),
+            "{ctx} qr: R not finite"
+        );
+    }
+}
+
+#[test]
+fn subnormal_entries_without_scaling_stay_finite() {
+    subnormal_entries_case::<f32>(1e-40);
+    subnormal_entries_case::<f64>(1e-310);
+}
+
 #[test]
 fn backend_for_checks_the_size_product() {
     let r = batchlin::backend_for(Op::Qr, DType::F32, 1 << 40, 1 << 20, 1 << 20);

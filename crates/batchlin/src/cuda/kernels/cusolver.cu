@@ -52,8 +52,8 @@ template <typename T> __device__ void bl_cus_eigh_pack(const CusEighArgs& p) {
             x = i == j ? T(1) : T(0);
         } else {
             x = bl_scale2(ap[i * p.a_rs + j * p.a_cs], -es);
-            // Made subnormal by the scaling: zero, as every backend does.
-            if (es > 0 && BlT<T>::abs_(x) < BlT<T>::tiny()) x = T(0);
+            // Subnormal (in the input or after the scaling): zero, as every backend does.
+            if (BlT<T>::abs_(x) < BlT<T>::tiny()) x = T(0);
         }
         z[(bl_i64)j * n + i] = x;
         z[(bl_i64)i * n + j] = x;

@@ -81,14 +81,13 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         return;
     }
     __syncthreads();
-    if (es != 0)
-        for (int idx = tid; idx < n * n; idx += nt) {
-            const int i = idx / n, j = idx - i * n;
-            const T x = bl_scale2(A[(bl_i64)i * ld + j], -es);
-            // Made subnormal by the scaling: zero, as the CPU path (a NaN otherwise came
-            // out of finite input spanning 5 to f64::MAX).
-            A[(bl_i64)i * ld + j] = (es > 0 && BlT<T>::abs_(x) < BlT<T>::tiny()) ? T(0) : x;
-        }
+    for (int idx = tid; idx < n * n; idx += nt) {
+        const int i = idx / n, j = idx - i * n;
+        const T x = bl_scale2(A[(bl_i64)i * ld + j], -es);
+        // Subnormal once scaled (by the scaling or in the input): zero, as the CPU path (a
+        // NaN otherwise came out of finite input spanning 5 to f64::MAX).
+        A[(bl_i64)i * ld + j] = BlT<T>::abs_(x) < BlT<T>::tiny() ? T(0) : x;
+    }
     __syncthreads();
 
     // Tridiagonalisation: step k reduces column k below its sub-diagonal; the reflector

@@ -74,7 +74,7 @@ __device__ void bl_reorth(T* X, int ld, int rows, const int* order, int count, c
 // the output type (as eigh.cu).
 template <typename T, typename W> __device__ __forceinline__ W bl_svd_scale_in(W x, int es) {
     const W y = bl_scale2(x, -es);
-    return (es > 0 && BlT<W>::abs_(y) < W(BlT<T>::tiny())) ? W(0) : y;
+    return BlT<W>::abs_(y) < W(BlT<T>::tiny()) ? W(0) : y;  // subnormal input too
 }
 
 // The null-column bound null2 (a squared norm) and the orthogonality tolerance tol, from
