@@ -6,35 +6,13 @@
  * Prints "N passed, M failed" last and exits non-zero when any check failed.
  */
 #include "batchlin.h"
+#include "check.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (cond) {                                                        \
-            passed++;                                                      \
-        } else {                                                           \
-            failed++;                                                      \
-            fprintf(stderr, "FAIL %s:%d: (%s) ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-        }                                                                  \
-    } while (0)
-
-/* A status check that shows the library's message when it is not the one expected. */
-#define CHECK_STATUS(call, want)                                                   \
-    do {                                                                           \
-        batchlin_status st_ = (call);                                              \
-        CHECK(st_ == (want), "%s gave %s (%d), expected %s: %s", #call,            \
-              batchlin_status_name(st_), (int)st_, batchlin_status_name(want),     \
-              batchlin_last_error());                                              \
-    } while (0)
 
 /* ------------------------------------------------------------------------------------ */
 /* Buffers of float or double, read and written as double. */
@@ -1076,6 +1054,5 @@ int main(void) {
         test_zero_sizes(dbl);
         test_errors(dbl);
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

@@ -19,6 +19,7 @@
  * Prints "N passed, M failed" last and exits non-zero when any check failed.
  */
 #include "batchlin.h"
+#include "check.h"
 
 #include <cuda.h>
 
@@ -27,28 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (cond) {                                                        \
-            passed++;                                                      \
-        } else {                                                           \
-            failed++;                                                      \
-            fprintf(stderr, "FAIL %s:%d: (%s) ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-        }                                                                  \
-    } while (0)
-
-#define CHECK_STATUS(call, want)                                                   \
-    do {                                                                           \
-        batchlin_status st_ = (call);                                              \
-        CHECK(st_ == (want), "%s gave %s (%d), expected %s: %s", #call,            \
-              batchlin_status_name(st_), (int)st_, batchlin_status_name(want),     \
-              batchlin_last_error());                                              \
-    } while (0)
 
 /* A driver call that must work: the test cannot go on without it. */
 #define CU(call)                                                                       \
@@ -1033,6 +1012,5 @@ int main(void) {
     CU(cuStreamSynchronize(stream));
     CU(cuStreamDestroy(stream));
     CU(cuDevicePrimaryCtxRelease(dev));
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

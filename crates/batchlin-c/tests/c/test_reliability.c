@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "batchlin.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,28 +24,6 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            passed++;                                                        \
-        } else {                                                             \
-            failed++;                                                        \
-            fprintf(stderr, "FAIL %s:%d: (%s) ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fprintf(stderr, "\n");                                           \
-        }                                                                    \
-    } while (0)
-
-#define CHECK_STATUS(call, want)                                                   \
-    do {                                                                           \
-        batchlin_status st_ = (call);                                              \
-        CHECK(st_ == (want), "%s gave %s (%d), expected %s: %s", #call,            \
-              batchlin_status_name(st_), (int)st_, batchlin_status_name(want),     \
-              batchlin_last_error());                                              \
-    } while (0)
 
 /* A known answer: [[3, 0], [4, 5]] has A'A = [[25, 20], [20, 25]], singular values
  * sqrt(45) and sqrt(5). */
@@ -188,6 +167,5 @@ int main(void) {
     run_child(out_of_memory_child, "out of memory under an address-space limit");
     fork_tests();
     argument_checks();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_report();
 }
