@@ -9,7 +9,8 @@
 //! eigenvalues ascending, R's diagonal nonnegative and zero below it.
 #![no_main]
 
-use batchlin::{Backend, BatchMut, BatchRef, Info, Options, QrMode, Real, Uplo};
+use batchlin_core as batchlin;
+use batchlin_core::{Backend, BatchMut, BatchRef, Info, Options, QrMode, Real, Uplo};
 use libfuzzer_sys::fuzz_target;
 
 /// Reads the fuzzer's bytes as small choices; zeros once they run out.
