@@ -48,11 +48,11 @@ fn stride(b: &mut Bytes, m: i64, n: i64) -> i64 {
         3 => n,
         4 => m,
         5 => m.wrapping_mul(n),
-        6 => -n,
+        6 => n.wrapping_neg(),
         7 => n.wrapping_add(1),
         8 => (b.u8() as i8) as i64,
         9 => b.pick(&[1 << 40, -(1 << 40), i64::MAX, i64::MIN, 1 << 62]),
-        10 => 2 * n,
+        10 => n.wrapping_mul(2),
         _ => m.wrapping_mul(n).wrapping_add(3),
     }
 }
@@ -84,17 +84,20 @@ fn fit(s: &Shape, elem: usize) -> Fit {
     if s.batch == 0 || s.rows == 0 || s.cols == 0 {
         return Fit::Nothing;
     }
+    // Saturating: three extents of i64::MAX x i64::MIN pass i128's range, and anything
+    // past isize::MAX overflows the address space all the same.
     let (mut lo, mut hi) = (0i128, 0i128);
     for (n, st) in [s.batch, s.rows, s.cols].into_iter().zip(s.strides) {
-        let ext = (n as i128 - 1) * st as i128;
+        let ext = (n as i128 - 1).saturating_mul(st as i128);
         if ext < 0 {
-            lo += ext;
+            lo = lo.saturating_add(ext);
         } else {
-            hi += ext;
+            hi = hi.saturating_add(ext);
         }
     }
-    let bytes = (hi - lo + 1) * elem as i128;
-    if lo * (elem as i128) < -(isize::MAX as i128) || hi * (elem as i128) > isize::MAX as i128
+    let bytes = hi.saturating_sub(lo).saturating_add(1).saturating_mul(elem as i128);
+    if lo.saturating_mul(elem as i128) < -(isize::MAX as i128)
+        || hi.saturating_mul(elem as i128) > isize::MAX as i128
     {
         return Fit::Overflows;
     }
