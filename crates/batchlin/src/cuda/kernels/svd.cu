@@ -70,7 +70,7 @@ __device__ void bl_reorth(T* X, int ld, int rows, const int* order, int count, c
     }
 }
 
-// An input element scaled by 2^-es, flushed to zero where the scaling made it subnormal in
+// An input element scaled by 2^-es, flushed to zero where it is subnormal in
 // the output type (as eigh.cu).
 template <typename T, typename W> __device__ __forceinline__ W bl_svd_scale_in(W x, int es) {
     const W y = bl_scale2(x, -es);
