@@ -320,7 +320,8 @@ fn empty_matrices_with_huge_strides() {
 fn subnormal_entries_case<T: batchlin::Real>(t: f64) {
     let d: Vec<T> = [t, t, t, 0.5].iter().map(|&x| T::from_f64(x)).collect();
     let a = BatchRef::contiguous(&d, &[1, 2, 2]).unwrap();
-    for b in [Backend::CpuSmall, Backend::CpuFaer, Backend::Auto] {
+    // Every backend with eigh, QR and SVD kernels: the CUDA one too where a GPU is.
+    for b in backends_for_every_op() {
         let o = Options::with_backend(b);
         let ctx = format!("{b} {:?}", T::DTYPE);
         for vectors in [true, false] {
