@@ -19,21 +19,13 @@ use crate::{Error, Problem, Real, Result};
 
 type Handle = *mut c_void;
 type Status = i32;
-type SyevdSize<T> =
-    unsafe extern "C" fn(Handle, i32, i32, i32, *const T, i32, *const T, *mut i32) -> Status;
-type Syevd<T> = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    i32,
-    *mut T,
-    i32,
-    *mut T,
-    *mut T,
-    i32,
-    *mut i32,
-) -> Status;
 type Ptr = *mut c_void;
+/// cusolverDn{S,D}syevd_bufferSize (handle, jobz, uplo, n, A, lda, W, lwork): the float
+/// and double forms differ only in their pointers' element type.
+type SyevdSize = unsafe extern "C" fn(Handle, i32, i32, i32, Ptr, i32, Ptr, *mut i32) -> Status;
+/// cusolverDn{S,D}syevd (handle, jobz, uplo, n, A, lda, W, work, lwork, info).
+type Syevd =
+    unsafe extern "C" fn(Handle, i32, i32, i32, Ptr, i32, Ptr, Ptr, i32, *mut i32) -> Status;
 /// cusolverDnXsyevBatched_bufferSize (handle, params, jobz, uplo, n, type A, A, lda, type
 /// W, W, compute type, device bytes, host bytes, batch).
 type SyevBatchedSize = unsafe extern "C" fn(
@@ -81,10 +73,8 @@ struct Lib {
     destroy: unsafe extern "C" fn(Handle) -> Status,
     destroy_params: unsafe extern "C" fn(Ptr) -> Status,
     set_stream: unsafe extern "C" fn(Handle, RawStream) -> Status,
-    ssyevd_size: SyevdSize<f32>,
-    dsyevd_size: SyevdSize<f64>,
-    ssyevd: Syevd<f32>,
-    dsyevd: Syevd<f64>,
+    /// (bufferSize, syevd) for float and for double.
+    syevd: [(SyevdSize, Syevd); 2],
     create_params: unsafe extern "C" fn(*mut Ptr) -> Status,
     /// Batched eigh (cuSOLVER 11.7, CUDA 12.6, on), every matrix of a batch in one call;
     /// None in older libraries, which loop over syevd.
@@ -129,10 +119,16 @@ fn lib() -> std::result::Result<&'static Lib, &'static str> {
                 destroy: sym!(b"cusolverDnDestroy\0"),
                 destroy_params: sym!(b"cusolverDnDestroyParams\0"),
                 set_stream: sym!(b"cusolverDnSetStream\0"),
-                ssyevd_size: sym!(b"cusolverDnSsyevd_bufferSize\0"),
-                dsyevd_size: sym!(b"cusolverDnDsyevd_bufferSize\0"),
-                ssyevd: sym!(b"cusolverDnSsyevd\0"),
-                dsyevd: sym!(b"cusolverDnDsyevd\0"),
+                syevd: [
+                    (
+                        sym!(b"cusolverDnSsyevd_bufferSize\0"),
+                        sym!(b"cusolverDnSsyevd\0"),
+                    ),
+                    (
+                        sym!(b"cusolverDnDsyevd_bufferSize\0"),
+                        sym!(b"cusolverDnDsyevd\0"),
+                    ),
+                ],
                 create_params: sym!(b"cusolverDnCreateParams\0"),
                 syev_batched: lib
                     .get(b"cusolverDnXsyevBatched_bufferSize\0")
@@ -274,35 +270,12 @@ pub(crate) unsafe fn run_eigh<T: Real>(
     let jobz = c.v.is_some() as i32;
     let (ni, lower) = (n as i32, 0); // the work matrix is full: either triangle
     let mut lwork = 0i32;
-    if f64_ {
-        check(
-            (lib.dsyevd_size)(
-                h,
-                jobz,
-                lower,
-                ni,
-                std::ptr::null(),
-                ni,
-                std::ptr::null(),
-                &mut lwork,
-            ),
-            "cusolverDnDsyevd_bufferSize",
-        )?;
-    } else {
-        check(
-            (lib.ssyevd_size)(
-                h,
-                jobz,
-                lower,
-                ni,
-                std::ptr::null(),
-                ni,
-                std::ptr::null(),
-                &mut lwork,
-            ),
-            "cusolverDnSsyevd_bufferSize",
-        )?;
-    }
+    let (syevd_size, syevd) = lib.syevd[f64_ as usize];
+    let null = std::ptr::null_mut();
+    check(
+        syevd_size(h, jobz, lower, ni, null, ni, null, &mut lwork),
+        "cusolverDn(S|D)syevd_bufferSize",
+    )?;
     let per = (n * n + n) * es + 8;
     let chunk = (CHUNK_BYTES / per).clamp(1, batch);
     let mut sc = Scratch::new(stream);
@@ -397,40 +370,21 @@ pub(crate) unsafe fn run_eigh<T: Real>(
                     let a = (work + (i * n * n * es) as u64) as Ptr;
                     let w = (wwork + (i * n * es) as u64) as Ptr;
                     let info = (args.dinfo + (i * 4) as u64) as *mut i32;
-                    let sw = solver_work as Ptr;
-                    if f64_ {
-                        check(
-                            (lib.dsyevd)(
-                                h,
-                                jobz,
-                                lower,
-                                ni,
-                                a.cast(),
-                                ni,
-                                w.cast(),
-                                sw.cast(),
-                                lwork,
-                                info,
-                            ),
-                            "cusolverDnDsyevd",
-                        )?;
-                    } else {
-                        check(
-                            (lib.ssyevd)(
-                                h,
-                                jobz,
-                                lower,
-                                ni,
-                                a.cast(),
-                                ni,
-                                w.cast(),
-                                sw.cast(),
-                                lwork,
-                                info,
-                            ),
-                            "cusolverDnSsyevd",
-                        )?;
-                    }
+                    check(
+                        syevd(
+                            h,
+                            jobz,
+                            lower,
+                            ni,
+                            a,
+                            ni,
+                            w,
+                            solver_work as Ptr,
+                            lwork,
+                            info,
+                        ),
+                        "cusolverDn(S|D)syevd",
+                    )?;
                 }
             }
         }

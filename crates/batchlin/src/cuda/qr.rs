@@ -235,12 +235,6 @@ pub(crate) const LEAF: usize = 128;
 /// Blocks a cluster of the `cluster` kernel (BL_QC_CS), each holding a slice of the rows.
 const CLUSTER_BLOCKS: usize = 8;
 
-/// The `cluster` kernel's (columns, register budget) instantiations (instantiations.rs).
-#[cfg(test)]
-pub(crate) fn cluster_variants(t: DType) -> Vec<(usize, usize)> {
-    insts::cluster_variants(tname_of(t)).to_vec()
-}
-
 /// (columns NC, threads a block, register budget) of the `cluster` kernel for an m x n
 /// reduced/r QR: a row a thread, NT >= NC, at most 256 threads (m <= 2048); None beyond.
 fn cluster_shape<T: Real>(m: usize, n: usize) -> Option<(usize, usize, usize)> {
