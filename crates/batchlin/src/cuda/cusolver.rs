@@ -1,6 +1,7 @@
-//! cuSOLVER as one more CUDA eigh kernel (`cusolver`): its divide-and-conquer `syevd`,
-//! one call a matrix on the caller's stream, for the large matrices where a block a
-//! matrix (`block`) leaves most of the GPU idle or runs out of shared memory. The
+//! cuSOLVER as one more CUDA eigh kernel (`cusolver`): its batched `XsyevBatched` for a
+//! batch, its divide-and-conquer `syevd` for one matrix (or a library without the
+//! batched call), on the caller's stream, for the large matrices where a block a matrix
+//! (`block`) leaves most of the GPU idle or runs out of shared memory. The
 //! library is loaded at run time, on the first call that would use it
 //! (`BATCHLIN_CUSOLVER`, a path, else `libcusolver.so.12`, CUDA 13, or `.11`, CUDA 12):
 //! where it is missing the kernel is simply not offered (the registry's predicate says
