@@ -192,10 +192,10 @@ def prepare_device(ordinal: int) -> None:
 
 
 def cusolver_path() -> None:
-    """Point the core at a cuSOLVER library (BATCHLIN_CUSOLVER) where the loader would not
-    find one by name: the copy in site-packages/nvidia/*/lib that pip-installed PyTorch
-    and CuPy bring. Only the path is set (a file search, no load): the core loads it on
-    the first call that uses it (large eigh)."""
+    """Point the core at the cuSOLVER library in site-packages/nvidia/*/lib that
+    pip-installed PyTorch and CuPy bring (BATCHLIN_CUSOLVER, which the core tries before
+    the loader's path), unless the variable is set already. Only the path is set (a file
+    search, no load): the core loads it on the first call that uses it (large eigh)."""
     if os.environ.get("BATCHLIN_CUSOLVER") or not sys.platform.startswith("linux"):
         return
     import glob

@@ -149,7 +149,7 @@ pub static KERNELS: &[Kernel] = &[
         op: Op::Eigh,
         backend: Backend::Cuda,
         name: "cusolver",
-        about: "cuSOLVER's syevd (divide and conquer) a matrix a call, where libcusolver loads; large matrices",
+        about: "cuSOLVER's batched eigh (syevd for one matrix), where libcusolver loads; n >= 128",
         supports: |p, t| matches!(t, Target::Cuda(_) if cuda::cusolver::supports_eigh(p)),
     },
     Kernel {
