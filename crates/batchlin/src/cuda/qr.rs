@@ -624,11 +624,6 @@ unsafe fn launch_single<T: Real>(
     )
 }
 
-/// A batch count as the kernels take it (an int).
-fn batch_arg(batch: usize) -> Result<i32> {
-    i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))
-}
-
 /// The `kernel_<t>` function of a kernel instantiated by `MACRO(<t>, <C type>)` alone,
 /// without dynamic shared memory.
 fn typed_function<T: Real>(dev: &Device, kernel: &str, instantiation: &str) -> Result<Func> {
@@ -654,7 +649,7 @@ pub(crate) unsafe fn eye<T: Real>(
         q_bs: q.bs,
         q_rs: q.rs,
         q_cs: q.cs,
-        batch: batch_arg(batch)?,
+        batch: i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))?,
         m: m as i32,
         qcols: m as i32,
         ..Default::default()
@@ -686,7 +681,7 @@ unsafe fn prescale<T: Real>(
         x_rs: n as i64,
         x_cs: 1,
         exps,
-        batch: batch_arg(batch)?,
+        batch: i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))?,
         m: m as i32,
         n: n as i32,
         ..Default::default()
@@ -711,7 +706,7 @@ unsafe fn unscale_r<T: Real>(dev: &Device, stream: RawStream, c: &Call, exps: u6
         x_cs: c.r.cs,
         exps,
         info: c.info,
-        batch: batch_arg(c.batch)?,
+        batch: i32::try_from(c.batch).map_err(|_| Error::Overflow("batch too large".into()))?,
         m: c.rrows as i32,
         n: c.n as i32,
         k: k as i32,
