@@ -36,20 +36,6 @@ struct GemmArgs {
     int m, m_last, n, kk;
 };
 
-// Arguments of the QR kernels that scale a batch and undo R's scaling (qr_prescale,
-// qr_unscale_r in qr.cu), by value. Mirrored by `ScaleArgs` in cuda/qr.rs.
-struct ScaleArgs {
-    const void* a;  // qr_prescale: the input
-    bl_i64 a_bs, a_rs, a_cs;
-    void* x;  // qr_prescale: the scaled copy; qr_unscale_r: R, in place
-    bl_i64 x_bs, x_rs, x_cs;
-    int* exps;  // each matrix's exponent e (qr_prescale writes it; NULL: e = 0)
-    unsigned int* info;  // one word per matrix, or NULL
-    int batch;
-    int m, n;  // rows (of R for qr_unscale_r) and columns
-    int k;  // qr_unscale_r: R's rows holding the triangle, min(m, n) of the input
-};
-
 #define BL_INFO_NONFINITE 1u
 #define BL_INFO_NOT_CONVERGED 2u
 #define BL_INFO_RANK_DEFICIENT 4u

@@ -22,8 +22,7 @@
 // Q formed as xORG2R (the warp kernel: the reflectors applied backwards to [I; 0]); then
 // row k of R and column k of Q negated where R_kk < 0.
 // info: bit 0 non-finite input (every output NaN), bit 2 some |R_kk| <=
-// max(m,n) * eps * max|A|; bit 3 (an R entry beyond the range once unscaled) is set by
-// qr_unscale_r, which the launch code runs after every family.
+// max(m,n) * eps * max|A|.
 
 // ---------------------------------------------------------------------------------
 // Register kernels: a column a thread.
@@ -1187,76 +1186,18 @@ __device__ __forceinline__ void bl_gemm(const GemmArgs& p) {
 // Q of M x 0 matrices in complete mode: the identity (nothing to factor). Grid-stride over
 // batch * m * qcols elements.
 
-// f(b, i, j) for every element of a batch of rows x cols matrices, over the whole grid.
-template <typename F>
-__device__ __forceinline__ void bl_grid_elements(bl_i64 batch, int rows, int cols, F f) {
-    const bl_i64 per = (bl_i64)rows * cols;
-    const bl_i64 total = batch * per;
+template <typename T>
+__device__ __forceinline__ void bl_eye(const QrArgs& p) {
+    const bl_i64 per = (bl_i64)p.m * p.qcols;
+    const bl_i64 total = (bl_i64)p.batch * per;
     for (bl_i64 idx = blockIdx.x * (bl_i64)blockDim.x + threadIdx.x; idx < total;
          idx += (bl_i64)gridDim.x * blockDim.x) {
         const bl_i64 b = idx / per;
         const bl_i64 rem = idx - b * per;
-        const int i = (int)(rem / cols);
-        f(b, i, (int)(rem - (bl_i64)i * cols));
-    }
-}
-
-template <typename T>
-__device__ __forceinline__ void bl_eye(const QrArgs& p) {
-    bl_grid_elements(p.batch, p.m, p.qcols, [&](bl_i64 b, int i, int j) {
+        const int i = (int)(rem / p.qcols), j = (int)(rem - (bl_i64)i * p.qcols);
         T* Q = (T*)p.q + b * p.q_bs;
         Q[(bl_i64)i * p.q_rs + (bl_i64)j * p.q_cs] = (i == j) ? T(1) : T(0);
-    });
-}
-
-// ---------------------------------------------------------------------------------
-// Scaling in a kernel of its own, for the launch sequences whose intermediate results
-// would leave the range (TSQR's leaf R's): qr_prescale copies each matrix (one block a
-// matrix) times 2^-e, max|a| in [0.5, 1), and keeps e; qr_unscale_r multiplies R by 2^e
-// afterwards. Without exponents (exps NULL) qr_unscale_r only flags: the single-level
-// kernels unscale R themselves. Either way a finite matrix (no NONFINITE) whose R holds
-// an entry beyond the range (+-Inf, as numpy gives it) gets BL_INFO_OVERFLOW, as on the CPU.
-
-template <typename T>
-__device__ __forceinline__ void bl_qr_prescale(const ScaleArgs& p) {
-    __shared__ T red[32];
-    const bl_i64 b = blockIdx.x;
-    const T* A = (const T*)p.a + b * p.a_bs;
-    T* X = (T*)p.x + b * p.x_bs;
-    const bl_i64 total = (bl_i64)p.m * p.n;
-    T mx = T(0);
-    for (bl_i64 idx = threadIdx.x; idx < total; idx += blockDim.x) {
-        const int i = (int)(idx / p.n), j = (int)(idx - (bl_i64)i * p.n);
-        const T f = bl_absflag(A[(bl_i64)i * p.a_rs + (bl_i64)j * p.a_cs]);
-        mx = f > mx ? f : mx;
     }
-    mx = bl_max_all(mx, red);
-    bool bad;  // NaN/Inf are copied as they are (e = 0): the kernels after flag them
-    const int e = bl_scale_exp(mx, bad);
-    for (bl_i64 idx = threadIdx.x; idx < total; idx += blockDim.x) {
-        const int i = (int)(idx / p.n), j = (int)(idx - (bl_i64)i * p.n);
-        const T x = A[(bl_i64)i * p.a_rs + (bl_i64)j * p.a_cs];
-        X[(bl_i64)i * p.x_rs + (bl_i64)j * p.x_cs] = e != 0 ? bl_scale2(x, -e) : x;
-    }
-    if (threadIdx.x == 0) p.exps[b] = e;
-}
-
-// Over R's m x n elements; only the upper triangle can be nonzero.
-template <typename T>
-__device__ __forceinline__ void bl_qr_unscale_r(const ScaleArgs& p) {
-    bl_grid_elements(p.batch, p.m, p.n, [&](bl_i64 b, int i, int j) {
-        if (i > j || i >= p.k) return;
-        T* x = (T*)p.x + b * p.x_bs + (bl_i64)i * p.x_rs + (bl_i64)j * p.x_cs;
-        T v = *x;
-        const int e = p.exps ? p.exps[b] : 0;
-        if (e != 0) {
-            v = bl_scale2(v, e);
-            *x = v;
-        }
-        // Other threads only ever set the OVERFLOW bit: NONFINITE reads the same.
-        if (!(BlT<T>::abs_(v) <= BlT<T>::huge()) && p.info && !(p.info[b] & BL_INFO_NONFINITE))
-            atomicOr(p.info + b, BL_INFO_OVERFLOW);
-    });
 }
 
 // ---------------------------------------------------------------------------------
@@ -1287,10 +1228,6 @@ __device__ __forceinline__ void bl_qr_unscale_r(const ScaleArgs& p) {
     extern "C" __global__ void __launch_bounds__(256) eye_##TN(QrArgs p) { bl_eye<T>(p); }
 #define BL_GEMM(TN, T) \
     extern "C" __global__ void __launch_bounds__(256) gemm_##TN(GemmArgs p) { bl_gemm<T>(p); }
-#define BL_QR_PRESCALE(TN, T) \
-    extern "C" __global__ void __launch_bounds__(256) qr_prescale_##TN(ScaleArgs p) { bl_qr_prescale<T>(p); }
-#define BL_QR_UNSCALE_R(TN, T) \
-    extern "C" __global__ void __launch_bounds__(256) qr_unscale_r_##TN(ScaleArgs p) { bl_qr_unscale_r<T>(p); }
 // The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
 // Warp kernels hold at most 64 rows a lane in float32, 32 in float64 (more spill).
 #define BL_QR_ALL(TN, T)                                                                    \
@@ -1303,8 +1240,7 @@ __device__ __forceinline__ void bl_qr_unscale_r(const ScaleArgs& p) {
     BL_QR_WARP(TN, T, 32, 32, 1)                                                            \
     BL_QR_WY(TN, T, 2)                                                                      \
     BL_QR_WY(TN, T, 4)                                                                      \
-    BL_QR_SMEM(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)                                          \
-    BL_QR_PRESCALE(TN, T) BL_QR_UNSCALE_R(TN, T)
+    BL_QR_SMEM(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_QR_ALL(f32, float)
