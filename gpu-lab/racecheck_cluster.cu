@@ -95,7 +95,10 @@ int main(int argc, char** argv) {
             }
             if (h[b * NT + t] != (float)want && k != rc_none) ++bad;
         }
-    printf("%s: %s (%d wrong of %d)\n", which, bad ? "WRONG" : "results right", bad, blocks * NT);
+    if (k == rc_none)
+        printf("none: racy by design, result not checked\n");
+    else
+        printf("%s: %s (%d wrong of %d)\n", which, bad ? "WRONG" : "results right", bad, blocks * NT);
     cudaFree(d);
     return bad ? 1 : 0;
 }
