@@ -334,9 +334,12 @@ fn use_inner_par(algo: CpuAlgo, batch: usize, m: usize, n: usize) -> bool {
     algo == CpuAlgo::Faer && batch < pool::threads() && m.saturating_mul(n) >= 192 * 192
 }
 
+/// The thread count is named here, not left to faer: `Par::rayon(0)` asks rayon's global
+/// pool (this is evaluated outside `pool::install`), which builds that pool, and panics
+/// where its threads cannot be started (an address-space limit).
 fn par_for(inner: bool) -> Par {
     if inner {
-        Par::rayon(0)
+        Par::rayon(pool::threads())
     } else {
         Par::Seq
     }

@@ -254,7 +254,7 @@ fn cluster_shape<T: Real>(m: usize, n: usize) -> Option<(usize, usize, usize)> {
 /// Mirrors BlQcShape<NC>::ELEMS in kernels/qr_cluster.cu, or M and every thread's v row.
 fn cluster_smem_bytes<T: Real>(nc: usize, threads: usize) -> usize {
     let (p, nx, np) = (nc + 4, nc + 8, 2 * nc + 8);
-    let elems = (2 * nc * p + 8 * nx + 2 * np + 2 * nc + 32).max(nc * p + threads * (nc + 1));
+    let elems = (2 * nc * p + 8 * nx + 2 * np + 2 * nc + 40).max(nc * p + threads * (nc + 1));
     elems * std::mem::size_of::<T>()
 }
 

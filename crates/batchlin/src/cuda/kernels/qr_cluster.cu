@@ -102,14 +102,14 @@ __device__ __forceinline__ T bl_qc_vsum(T (&a)[32], int lane) {
 
 // Shared memory (dynamic, elements; qr.rs `cluster_smem_bytes` mirrors it): V1^T (later M)
 // and G (NC x P each), warp partials (8 x NX), this block's exchange (2 x NP, by step
-// parity), w-coefficients (NC), tau (NC), 32 scalars: ELEMS; at the end every thread's v
+// parity), w-coefficients (NC), tau (NC), 40 scalars: ELEMS; at the end every thread's v
 // row (NT x (NC + 1)) over all but M, so NC * P + NT * (NC + 1) if that is more.
 template <int NC>
 struct BlQcShape {
     static const int P = NC + 4;   // pitch: rows 16-byte aligned, not all in one bank
     static const int NX = NC + 8;  // V^T A and the next step's 5 downdating sums
     static const int NP = NX + NC;  // an exchange: those, then v_k's top NC rows (block 0's)
-    static const int ELEMS = 2 * NC * P + 8 * NX + 2 * NP + 2 * NC + 32;
+    static const int ELEMS = 2 * NC * P + 8 * NX + 2 * NP + 2 * NC + 40;
 };
 
 // Thread t of block c holds rows c * NT * RPT + q * NT + t (q < RPT); NT * RPT >= NC, so
@@ -127,8 +127,10 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
     T* s_part = s_red + 8 * NX;      // [step parity][NP]: this block's sums, pulled by all
     T* s_tw = s_part + 2 * NP;       // tau * w_j for the update (0 where none)
     T* s_tau = s_tw + NC;
-    T* s_x = s_tau + NC;             // [0,8) warp partials; [8,16) blocks' maxima; [16,24) blocks'
-                                     // ss; 24 alpha; [25,30) the cluster's extras
+    // [0,8) warp partials; [8,16) blocks' maxima; [16,24) blocks' ss; [25,30) the cluster's
+    // extras; 32 alpha, alone in its 16 bytes: the loop's end reads s_x[25..27] with one
+    // 16-byte load of [24,28), which a faster peer's push of the next alpha must not overlap.
+    T* s_x = s_tau + NC;
 
     const int tid = threadIdx.x, NT = blockDim.x, lane = tid & 31, wid = tid >> 5, NW = NT >> 5;
     const unsigned rank = bl_cluster_rank();
@@ -204,7 +206,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
             if (lane == 0) s_x[wid] = part;
 #pragma unroll
             for (int q = 0; q < RPT; ++q)
-                if (row[q] == kk) bl_push_all(s_x, 24, a[q][0]);
+                if (row[q] == kk) bl_push_all(s_x, 32, a[q][0]);
             __syncthreads();
             if (tid == 0) {
                 T s = T(0);
@@ -215,7 +217,7 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
             ss = T(0);
 #pragma unroll
             for (int c = 0; c < CS; ++c) ss += s_x[16 + c];
-            alpha = s_x[24];
+            alpha = s_x[32];
         }
         T beta, tau, scal;
         bl_householder_nb(alpha, ss, beta, tau, scal);
