@@ -948,6 +948,120 @@ fn device_out_of_memory_is_an_error() {
     );
 }
 
+/// R entries beyond the element type's range once unscaled, on every CUDA QR kernel: a
+/// batch of X (column 0 all ones, the rest normal / 10, so max|X| = 1), X times 2^127
+/// (f32; 2^1023 in f64: finite, the largest power of two) and X with a NaN. Both X's scale
+/// to the same bits inside the kernels, and undoing the scaling is exact, so the large
+/// one's R must be exactly R(X) times 2^127 where that is in range and +-Inf where it is
+/// not (R[0][0] = sqrt(m) 2^127 is not), with Q exactly Q(X). Its info word has OVERFLOW
+/// (not NONFINITE); X's has neither; the NaN matrix's NONFINITE alone.
+#[test]
+fn qr_overflow_is_flagged_on_every_kernel() {
+    let Some(_) = backend() else { return };
+    fn run<T: Real>() {
+        let big_exp = if T::DTYPE == DType::F32 { 127 } else { 1023 };
+        let up = |x: T| x * T::exp2i(big_exp / 2) * T::exp2i(big_exp - big_exp / 2);
+        let shapes = [
+            (8, 8),
+            (40, 20),
+            (128, 64),
+            (300, 200),
+            (600, 32),
+            (2048, 64),
+        ];
+        for kernel in kernels() {
+            let mut ran = 0;
+            for &(m, n) in &shapes {
+                for mode in [QrMode::Reduced, QrMode::R] {
+                    let mut rng = Rng(m as u64 * 1000 + n as u64);
+                    let x: Vec<T> = (0..m * n)
+                        .map(|i| T::from_f64(if i % n == 0 { 1.0 } else { rng.normal() / 10.0 }))
+                        .collect();
+                    let mut d: Vec<T> = x.iter().map(|&v| up(v)).collect();
+                    d.extend(&x);
+                    d.extend(&x);
+                    d[2 * m * n + m * n / 2] = T::from_f64(f64::NAN);
+                    // Just inside: R[0][0] = sqrt(m) 2^s <= 2^(big_exp - 1), where the
+                    // kernels' cheap test (bl_r_may_overflow) passes and the exact one runs.
+                    let s = (f64::from(big_exp - 1) - (m as f64).log2() / 2.0).floor() as i32;
+                    let near = |v: T| v * T::exp2i(s);
+                    d.extend(x.iter().map(|&v| near(v)));
+                    let a = Tensor::from_vec(d, &[4, m, n]).unwrap();
+                    let opts = match kernel {
+                        Some(k) => Options::with_kernel(Backend::Cuda, k.name),
+                        None => Options::with_backend(Backend::Cuda),
+                    };
+                    let tag = format!("{} {:?} {m}x{n} {mode:?}", kname(kernel), T::DTYPE);
+                    let (qr, info) = match crate::qr_ex(&a.view(), mode, &opts) {
+                        Err(Error::Argument(_)) if kernel.is_some() => continue,
+                        r => r.unwrap_or_else(|e| panic!("{tag}: {e}")),
+                    };
+                    ran += 1;
+                    let k = m.min(n);
+                    let (big, x_r) = (&qr.r.data[..k * n], &qr.r.data[k * n..2 * k * n]);
+                    assert!(
+                        big[0] == T::from_f64(f64::INFINITY),
+                        "{tag}: R[0][0] = {}",
+                        big[0].to_f64()
+                    );
+                    for (idx, (&got, &want)) in big.iter().zip(x_r).enumerate() {
+                        let want = up(want);
+                        assert!(
+                            got == want,
+                            "{tag}: R[{}][{}] = {} where R(X) 2^{big_exp} = {}",
+                            idx / n,
+                            idx % n,
+                            got.to_f64(),
+                            want.to_f64()
+                        );
+                    }
+                    if let Some(q) = &qr.q {
+                        assert!(
+                            q.data[..m * k] == q.data[m * k..2 * m * k],
+                            "{tag}: Q differs from Q(X)"
+                        );
+                    }
+                    assert!(
+                        info[0].overflow() && !info[0].nonfinite(),
+                        "{tag}: info {:?}",
+                        info[0]
+                    );
+                    assert!(
+                        info[1].0 & (Info::OVERFLOW | Info::NONFINITE) == 0,
+                        "{tag}: X's info {:?}",
+                        info[1]
+                    );
+                    assert!(
+                        info[2].nonfinite() && !info[2].overflow(),
+                        "{tag}: NaN's info {:?}",
+                        info[2]
+                    );
+                    let near_r = &qr.r.data[3 * k * n..4 * k * n];
+                    for (idx, (&got, &want)) in near_r.iter().zip(x_r).enumerate() {
+                        assert!(
+                            got == near(want) && got.to_f64().is_finite(),
+                            "{tag}: near R[{}][{}] = {} where R(X) 2^{s} = {}",
+                            idx / n,
+                            idx % n,
+                            got.to_f64(),
+                            near(want).to_f64()
+                        );
+                    }
+                    assert!(
+                        info[3].0 & (Info::OVERFLOW | Info::NONFINITE) == 0,
+                        "{tag}: near the range's end, info {:?}",
+                        info[3]
+                    );
+                }
+            }
+            println!("{:?} {}: {ran} cases", T::DTYPE, kname(kernel));
+            assert!(ran > 0, "{} took none of the shapes", kname(kernel));
+        }
+    }
+    run::<f32>();
+    run::<f64>();
+}
+
 /// The reduced case list `scripts/gpu-sanitize` runs under compute-sanitizer: every CUDA
 /// QR kernel of the registry forced (and the planner's choice), float32 and float64,
 /// shapes that cross each kernel's boundaries (one warp, a tile, shared memory, tall

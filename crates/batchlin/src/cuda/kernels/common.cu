@@ -36,6 +36,20 @@ struct GemmArgs {
     int m, m_last, n, kk;
 };
 
+// Arguments of the QR kernels that scale a batch and undo R's scaling (qr_prescale,
+// qr_unscale_r in qr.cu), by value. Mirrored by `ScaleArgs` in cuda/qr.rs.
+struct ScaleArgs {
+    const void* a;  // qr_prescale: the input
+    bl_i64 a_bs, a_rs, a_cs;
+    void* x;  // qr_prescale: the scaled copy; qr_unscale_r: R, in place
+    bl_i64 x_bs, x_rs, x_cs;
+    int* exps;  // each matrix's exponent e (qr_prescale writes it; NULL: e = 0)
+    unsigned int* info;  // one word per matrix, or NULL
+    int batch;
+    int m, n;  // rows (of R for qr_unscale_r) and columns
+    int k;  // qr_unscale_r: R's rows holding the triangle, min(m, n) of the input
+};
+
 #define BL_INFO_NONFINITE 1u
 #define BL_INFO_NOT_CONVERGED 2u
 #define BL_INFO_RANK_DEFICIENT 4u
@@ -46,6 +60,7 @@ template <> struct BlT<float> {
     static __device__ __forceinline__ float eps() { return 1.1920928955078125e-7f; }
     static __device__ __forceinline__ float tiny() { return 1.1754943508222875e-38f; }  // smallest normal
     static __device__ __forceinline__ float huge() { return 3.4028234663852886e38f; }
+    static __device__ __forceinline__ int max_exp() { return 128; }  // huge < 2^max_exp
     static __device__ __forceinline__ float nan() { return __int_as_float(0x7fffffff); }
     static __device__ __forceinline__ float inf() { return __int_as_float(0x7f800000); }
     // 2^e for e in [-126, 127]
@@ -67,6 +82,7 @@ template <> struct BlT<double> {
     static __device__ __forceinline__ double eps() { return 2.220446049250313e-16; }
     static __device__ __forceinline__ double tiny() { return 2.2250738585072014e-308; }
     static __device__ __forceinline__ double huge() { return 1.7976931348623157e308; }
+    static __device__ __forceinline__ int max_exp() { return 1024; }
     static __device__ __forceinline__ double nan() { return __longlong_as_double(0x7fffffffffffffffLL); }
     static __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
     static __device__ __forceinline__ double pow2(int e) { return __longlong_as_double((long long)(e + 1023) << 52); }
@@ -101,6 +117,34 @@ template <typename T> __device__ __forceinline__ T bl_absflag(T x) {
 template <typename T> __device__ __forceinline__ int bl_scale_exp(T mx, bool& bad) {
     bad = !(mx <= BlT<T>::huge());
     return (bad || mx == T(0)) ? 0 : BlT<T>::expo(mx);
+}
+
+// An entry of a finite matrix's result beyond the range (+-Inf once scaled back).
+template <typename T> __device__ __forceinline__ bool bl_beyond_range(T v) {
+    return !(BlT<T>::abs_(v) <= BlT<T>::huge());
+}
+
+// Whether QR's R, computed from an m-row matrix times 2^-e (largest entry in [0.5, 1)),
+// can hold an entry beyond the range once scaled back (BL_INFO_OVERFLOW). Its entries are
+// at most the columns' norms, below 2^(e + ceil(bits / 2) + 1) for m < 2^bits, so only
+// input within a factor of about 4 sqrt(m) of the range's end can: uniform over a matrix,
+// and false for the usual call, which so pays one test for the exact check it guards.
+template <typename T> __device__ __forceinline__ bool bl_r_may_overflow(int e, int m) {
+    const int bits = 32 - __clz(m > 1 ? m : 1);  // m < 2^bits
+    return e + (bits + 1) / 2 + 1 >= BlT<T>::max_exp();
+}
+
+// Whether the k x n upper trapezoid of an R the block has just stored (R[i rs + j cs])
+// holds an entry beyond the range. Every thread of the block calls it.
+template <typename T>
+__device__ bool bl_block_r_overflows(const T* R, bl_i64 rs, bl_i64 cs, int k, int n) {
+    __syncthreads();  // the block's stores of R are visible to the block after it
+    int o = 0;
+    for (bl_i64 idx = threadIdx.x; idx < (bl_i64)k * n; idx += blockDim.x) {
+        const int i = (int)(idx / n), j = (int)(idx - (bl_i64)i * n);
+        if (i <= j && bl_beyond_range(R[i * rs + j * cs])) o = 1;
+    }
+    return __syncthreads_or(o) != 0;
 }
 
 // A thread's register block of a matrix times 2^s (nothing to do for s = 0).

@@ -230,6 +230,16 @@ __device__ __forceinline__ void bq_store(const BqArgs& p) {
             const bool rd = bl_rank_deficient(dmin, dmax, p.m, p.n);
             p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
         }
+        // R beyond the range once scaled back (where the scale allows it: rare), over the
+        // whole factored W, which the other tiles' blocks only read: after the word above.
+        if (!bad && bl_r_may_overflow<T>(e, p.m)) {
+            int o = 0;
+            for (bl_i64 idx = threadIdx.x; idx < (bl_i64)K * p.n; idx += blockDim.x) {
+                const int j = (int)(idx / K), i = (int)(idx - (bl_i64)j * K);
+                if (i <= j && bl_beyond_range(bl_scale2(W[i + (bl_i64)j * p.ldw], e))) o = 1;
+            }
+            if (__syncthreads_or(o) && threadIdx.x == 0) p.info[b] |= BL_INFO_OVERFLOW;
+        }
     }
 }
 

@@ -353,7 +353,12 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
         }
     }
     const bool rd = bl_rank_deficient(dmin, dmax, mr, n);
-    if (rank == 0 && tid == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
+    // R's rows (< K <= NC) are all block 0's.
+    const bool ovf = rank == 0 && !bad && bl_r_may_overflow<T>(e, mr) &&
+                     bl_block_r_overflows((T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is, p.r_rs, p.r_cs,
+                                          min(K, p.rrows), n);
+    if (rank == 0 && tid == 0 && p.info)
+        p.info[b] = bad ? BL_INFO_NONFINITE : ((rd ? BL_INFO_RANK_DEFICIENT : 0u) | (ovf ? BL_INFO_OVERFLOW : 0u));
     if (p.q == nullptr) return;  // uniform
 
     // Q = [I; 0] - V M: V's rows in a, M = T V1^T below.
