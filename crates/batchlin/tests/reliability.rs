@@ -244,7 +244,9 @@ fn float32_results_beyond_the_range_are_flagged() {
     let n = 4;
     let d = vec![3e38f32; n * n];
     let a = BatchRef::contiguous(&d, &[1, n, n]).unwrap();
-    for b in [Backend::CpuSmall, Backend::CpuFaer] {
+    // Every backend with every operation: the CUDA kernels too, where a GPU is (every
+    // CUDA QR kernel forced: cuda::tests::qr_overflow_is_flagged_on_every_kernel).
+    for b in backends_for_every_op() {
         let o = Options::with_backend(b);
         let (qr, info) = batchlin::qr_ex(&a, QrMode::Reduced, &o).unwrap();
         assert!(info[0].overflow() && !info[0].is_ok(), "{b} qr {info:?}");

@@ -12,7 +12,7 @@
 
 use super::driver::{launch, zero_words, Device, Func, RawStream, Scratch};
 use super::instantiations::{has_reg_panel, has_ru_panel, ru_inst};
-use super::qr::Call;
+use super::qr::{Call, KMat};
 use super::DeviceCaps;
 use crate::{DType, Error, Problem, Real, Result};
 
@@ -208,6 +208,42 @@ fn grid(blocks: usize) -> Result<(u32, u32)> {
         ));
     }
     Ok((blocks as u32, 1))
+}
+
+/// max|a| of every matrix of a batch (m x n at `a`) into `mx` (a u64 word a matrix: the
+/// bits of the value, which order as the values do; NaN and Inf as +Inf), as the blocked
+/// kernel keeps it: zeroed, then raised by `bq_max` over 32 x 32 tiles. TSQR scales its
+/// levels by it.
+pub(crate) unsafe fn max_abs_bits<T: Real>(
+    dev: &Device,
+    stream: RawStream,
+    batch: usize,
+    m: usize,
+    n: usize,
+    a: KMat,
+    mx: u64,
+) -> Result<()> {
+    let (tn, ct) = tname::<T>();
+    let f = dev.function(
+        &format!("bq_max_{tn}"),
+        &format!("BL_BQ_MAX({tn}, {ct})"),
+        0,
+    )?;
+    zero_words(mx, batch * 2, stream)?;
+    let tl = tiles32(m, n);
+    let p = BqArgs {
+        a: a.ptr,
+        a_bs: a.bs,
+        a_rs: a.rs,
+        a_cs: a.cs,
+        mx,
+        batch: i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))?,
+        m: m as i32,
+        n: n as i32,
+        tiles: tl as i32,
+        ..Default::default()
+    };
+    launch(f, grid(batch * tl)?, 256, 0, stream, &p)
 }
 
 /// 32 x 32 tiles of a rows x cols matrix.

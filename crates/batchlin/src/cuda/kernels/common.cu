@@ -16,12 +16,17 @@ struct QrArgs {
     void* r;
     bl_i64 r_bs, r_is, r_rs, r_cs;
     unsigned int* info;  // one word per matrix b (flat index)
+    // NULL, or each outer matrix's max|a| as BlBits, of exponent E: R is then stored times
+    // 2^-E (r_up 0: TSQR's leaves, scaled as the whole matrix) or 2^E (r_up 1: TSQR's top,
+    // scaled back); bl_r_exp. Every single-launch kernel but cluster honours it.
+    const unsigned long long* r_mx;
     int batch;  // outer count
     int inner;
     int m, m_last, n;
     int qcols;  // k (reduced) or m (complete, needs m <= threads' columns)
     int rrows;  // k (reduced) or m (complete)
     int wld;    // qr_smem / qr_wy: leading dimension of the work rows
+    int r_up;   // with r_mx: 1 scales R up by 2^E, 0 down by 2^-E
 };
 
 // C = A * B for a batch (2-level like QrArgs): C is m x n, A m x kk, B kk x n.
@@ -34,20 +39,6 @@ struct GemmArgs {
     bl_i64 c_bs, c_is, c_rs, c_cs;
     int batch, inner;
     int m, m_last, n, kk;
-};
-
-// Arguments of the QR kernels that scale a batch and undo R's scaling (qr_prescale,
-// qr_unscale_r in qr.cu), by value. Mirrored by `ScaleArgs` in cuda/qr.rs.
-struct ScaleArgs {
-    const void* a;  // qr_prescale: the input
-    bl_i64 a_bs, a_rs, a_cs;
-    void* x;  // qr_prescale: the scaled copy; qr_unscale_r: R, in place
-    bl_i64 x_bs, x_rs, x_cs;
-    int* exps;  // each matrix's exponent e (qr_prescale writes it; NULL: e = 0)
-    unsigned int* info;  // one word per matrix, or NULL
-    int batch;
-    int m, n;  // rows (of R for qr_unscale_r) and columns
-    int k;  // qr_unscale_r: R's rows holding the triangle, min(m, n) of the input
 };
 
 #define BL_INFO_NONFINITE 1u
@@ -145,6 +136,28 @@ __device__ bool bl_block_r_overflows(const T* R, bl_i64 rs, bl_i64 cs, int k, in
         if (i <= j && bl_beyond_range(R[i * rs + j * cs])) o = 1;
     }
     return __syncthreads_or(o) != 0;
+}
+
+// Non-negative values as unsigned integers of the same order (max|a| kept by atomicMax).
+template <typename T> struct BlBits;
+template <> struct BlBits<float> {
+    static __device__ __forceinline__ unsigned long long to(float x) { return (unsigned long long)(unsigned)__float_as_int(x); }
+    static __device__ __forceinline__ float from(unsigned long long u) { return __int_as_float((int)(unsigned)u); }
+};
+template <> struct BlBits<double> {
+    static __device__ __forceinline__ unsigned long long to(double x) { return (unsigned long long)__double_as_longlong(x); }
+    static __device__ __forceinline__ double from(unsigned long long u) { return __longlong_as_double((long long)u); }
+};
+
+// The exponent a QR kernel stores R with: its own scaling's e (undone), or with `r_mx`
+// e -+ E, E the exponent of the whole outer matrix's max|a|: TSQR's leaves so give R's
+// that the levels above can stack without leaving the range (a leaf's own R can leave it
+// where the matrix's does not), and its top level scales R back (and flags overflow).
+template <typename T> __device__ __forceinline__ int bl_r_exp(const QrArgs& p, bl_i64 outer, int e) {
+    if (p.r_mx == nullptr) return e;
+    bool bad;
+    const int E = bl_scale_exp(BlBits<T>::from(p.r_mx[outer]), bad);
+    return p.r_up ? e + E : e - E;
 }
 
 // A thread's register block of a matrix times 2^s (nothing to do for s = 0).

@@ -257,7 +257,7 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
     }
 
     // R (rrows x n): upper trapezoid, rows scaled by sign(R_kk), unscaled.
-    bool ovf = false;  // this lane stored an entry beyond the range
+    const int er = bl_r_exp<T>(p, outer, e);
     if (live && j < n) {
         T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is + (bl_i64)j * p.r_cs;
 #pragma unroll
@@ -267,15 +267,20 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
                 T val = T(0);
                 if (r < KMAX && r <= j && r < mr) {
                     const bool neg = ((r < 64 ? negs0 >> (r & 63) : negs1 >> (r & 63)) & 1ull) != 0;
-                    val = bl_scale2(neg ? -a[i] : a[i], e);
-                    ovf |= bl_beyond_range(val);
+                    val = bl_scale2(neg ? -a[i] : a[i], er);
                 }
                 R[(bl_i64)r * p.r_rs] = bad ? BlT<T>::nan() : val;
             }
         }
     }
     // Warp-uniform (several matrices can share a warp), so the shuffles below are too.
-    if (__any_sync(0xffffffffu, !bad && bl_r_may_overflow<T>(e, mr))) {
+    bool ovf = false;
+    if (__any_sync(0xffffffffu, !bad && bl_r_may_overflow<T>(er, mr))) {
+#pragma unroll
+        for (int i = 0; i < MR; ++i) {
+            const int r = i * RS + h;
+            if (j < n && r < p.rrows && r < KMAX && r <= j && r < mr) ovf |= bl_beyond_range(bl_scale2(a[i], er));
+        }
         T o = bl_grp_max<T, (GT <= 32 ? GT : 32)>(ovf ? T(1) : T(0));
         if (GT > 32) {  // uniform over the group; s_x[0, GT / 32) is free since the maxima
             if ((t & 31) == 0) s_x[t >> 5] = o;
@@ -564,6 +569,7 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     }
 
     // R (rrows x n): upper trapezoid, row r times sign(beta_r), unscaled.
+    const int er = bl_r_exp<T>(p, outer, e);
     {
         T* Rp = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
 #pragma unroll
@@ -576,14 +582,14 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
                     const int col = cg + CG * c;
                     if (col < n) {
                         T val = T(0);
-                        if (r < K && r <= col) val = bl_scale2(neg ? -a[i][c] : a[i][c], e);
+                        if (r < K && r <= col) val = bl_scale2(neg ? -a[i][c] : a[i][c], er);
                         Rp[(bl_i64)r * p.r_rs + (bl_i64)col * p.r_cs] = bad ? BlT<T>::nan() : val;
                     }
                 }
             }
         }
     }
-    const bool ovf = !bad && bl_r_may_overflow<T>(e, mr) &&
+    const bool ovf = !bad && bl_r_may_overflow<T>(er, mr) &&
                      bl_block_r_overflows((T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is, p.r_rs, p.r_cs,
                                           min(K, p.rrows), n);
     if (tid == 0 && p.info) {
@@ -729,13 +735,14 @@ template <typename T>
 __device__ bool bl_mem_store_r(const QrArgs& p, bl_i64 outer, int in, int mr, int n, const T* W, int ld,
                                const T* ssgn, int e) {
     T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is;
+    const int er = bl_r_exp<T>(p, outer, e);
     for (int idx = threadIdx.x; idx < p.rrows * n; idx += blockDim.x) {
         const int i = idx / n, jj = idx - i * n;
         T val = T(0);
-        if (i <= jj && i < mr) val = bl_scale2(W[(bl_i64)i * ld + jj] * ssgn[i], e);
+        if (i <= jj && i < mr) val = bl_scale2(W[(bl_i64)i * ld + jj] * ssgn[i], er);
         R[(bl_i64)i * p.r_rs + (bl_i64)jj * p.r_cs] = val;
     }
-    return bl_r_may_overflow<T>(e, mr) && bl_block_r_overflows(R, p.r_rs, p.r_cs, min(p.rrows, mr), n);
+    return bl_r_may_overflow<T>(er, mr) && bl_block_r_overflows(R, p.r_rs, p.r_cs, min(p.rrows, mr), n);
 }
 
 // Q (mr x qc) from the work copy holding it; column k < K times sign k.
@@ -1208,77 +1215,21 @@ __device__ __forceinline__ void bl_gemm(const GemmArgs& p) {
 // Q of M x 0 matrices in complete mode: the identity (nothing to factor). Grid-stride over
 // batch * m * qcols elements.
 
-// f(b, i, j) for every element of a batch of rows x cols matrices, over the whole grid.
-template <typename F>
-__device__ __forceinline__ void bl_grid_elements(bl_i64 batch, int rows, int cols, F f) {
-    const bl_i64 per = (bl_i64)rows * cols;
-    const bl_i64 total = batch * per;
+template <typename T>
+__device__ __forceinline__ void bl_eye(const QrArgs& p) {
+    const bl_i64 per = (bl_i64)p.m * p.qcols;
+    const bl_i64 total = (bl_i64)p.batch * per;
     for (bl_i64 idx = blockIdx.x * (bl_i64)blockDim.x + threadIdx.x; idx < total;
          idx += (bl_i64)gridDim.x * blockDim.x) {
         const bl_i64 b = idx / per;
         const bl_i64 rem = idx - b * per;
-        const int i = (int)(rem / cols);
-        f(b, i, (int)(rem - (bl_i64)i * cols));
-    }
-}
-
-template <typename T>
-__device__ __forceinline__ void bl_eye(const QrArgs& p) {
-    bl_grid_elements(p.batch, p.m, p.qcols, [&](bl_i64 b, int i, int j) {
+        const int i = (int)(rem / p.qcols), j = (int)(rem - (bl_i64)i * p.qcols);
         T* Q = (T*)p.q + b * p.q_bs;
         Q[(bl_i64)i * p.q_rs + (bl_i64)j * p.q_cs] = (i == j) ? T(1) : T(0);
-    });
+    }
 }
 
 // ---------------------------------------------------------------------------------
-// Scaling in a kernel of its own, for the launch sequences whose intermediate results
-// would leave the range (TSQR's leaf R's): qr_prescale copies each matrix (one block a
-// matrix) times 2^-e, max|a| in [0.5, 1), and keeps e; qr_unscale_r multiplies R by 2^e
-// afterwards, and flags a finite matrix (no NONFINITE) whose R then holds an entry beyond
-// the range (+-Inf, as numpy gives it) with BL_INFO_OVERFLOW, as on the CPU.
-
-template <typename T>
-__device__ __forceinline__ void bl_qr_prescale(const ScaleArgs& p) {
-    __shared__ T red[32];
-    const bl_i64 b = blockIdx.x;
-    const T* A = (const T*)p.a + b * p.a_bs;
-    T* X = (T*)p.x + b * p.x_bs;
-    const bl_i64 total = (bl_i64)p.m * p.n;
-    T mx = T(0);
-    for (bl_i64 idx = threadIdx.x; idx < total; idx += blockDim.x) {
-        const int i = (int)(idx / p.n), j = (int)(idx - (bl_i64)i * p.n);
-        const T f = bl_absflag(A[(bl_i64)i * p.a_rs + (bl_i64)j * p.a_cs]);
-        mx = f > mx ? f : mx;
-    }
-    mx = bl_max_all(mx, red);
-    bool bad;  // NaN/Inf are copied as they are (e = 0): the kernels after flag them
-    const int e = bl_scale_exp(mx, bad);
-    for (bl_i64 idx = threadIdx.x; idx < total; idx += blockDim.x) {
-        const int i = (int)(idx / p.n), j = (int)(idx - (bl_i64)i * p.n);
-        const T x = A[(bl_i64)i * p.a_rs + (bl_i64)j * p.a_cs];
-        X[(bl_i64)i * p.x_rs + (bl_i64)j * p.x_cs] = e != 0 ? bl_scale2(x, -e) : x;
-    }
-    if (threadIdx.x == 0) p.exps[b] = e;
-}
-
-// Over R's m x n elements; only the upper triangle can be nonzero.
-template <typename T>
-__device__ __forceinline__ void bl_qr_unscale_r(const ScaleArgs& p) {
-    bl_grid_elements(p.batch, p.m, p.n, [&](bl_i64 b, int i, int j) {
-        if (i > j || i >= p.k) return;
-        T* x = (T*)p.x + b * p.x_bs + (bl_i64)i * p.x_rs + (bl_i64)j * p.x_cs;
-        T v = *x;
-        const int e = p.exps[b];
-        if (e != 0) {
-            v = bl_scale2(v, e);
-            *x = v;
-        }
-        // Other threads only ever set the OVERFLOW bit: NONFINITE reads the same.
-        if (!(BlT<T>::abs_(v) <= BlT<T>::huge()) && p.info && !(p.info[b] & BL_INFO_NONFINITE))
-            atomicOr(p.info + b, BL_INFO_OVERFLOW);
-    });
-}
-
 // ---------------------------------------------------------------------------------
 // Instantiations. Keep the lists in step with REG_SHAPES and tile_shapes in cuda/qr.rs.
 
@@ -1307,10 +1258,6 @@ __device__ __forceinline__ void bl_qr_unscale_r(const ScaleArgs& p) {
     extern "C" __global__ void __launch_bounds__(256) eye_##TN(QrArgs p) { bl_eye<T>(p); }
 #define BL_GEMM(TN, T) \
     extern "C" __global__ void __launch_bounds__(256) gemm_##TN(GemmArgs p) { bl_gemm<T>(p); }
-#define BL_QR_PRESCALE(TN, T) \
-    extern "C" __global__ void __launch_bounds__(256) qr_prescale_##TN(ScaleArgs p) { bl_qr_prescale<T>(p); }
-#define BL_QR_UNSCALE_R(TN, T) \
-    extern "C" __global__ void __launch_bounds__(256) qr_unscale_r_##TN(ScaleArgs p) { bl_qr_unscale_r<T>(p); }
 // The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
 // Warp kernels hold at most 64 rows a lane in float32, 32 in float64 (more spill).
 #define BL_QR_ALL(TN, T)                                                                    \
@@ -1323,8 +1270,7 @@ __device__ __forceinline__ void bl_qr_unscale_r(const ScaleArgs& p) {
     BL_QR_WARP(TN, T, 32, 32, 1)                                                            \
     BL_QR_WY(TN, T, 2)                                                                      \
     BL_QR_WY(TN, T, 4)                                                                      \
-    BL_QR_SMEM(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)                                          \
-    BL_QR_PRESCALE(TN, T) BL_QR_UNSCALE_R(TN, T)
+    BL_QR_SMEM(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_QR_ALL(f32, float)

@@ -45,20 +45,10 @@ struct BqArgs {
     int tiles;          // blocks a matrix (flat grids)
 };
 
-template <typename T> struct BqBits;
-template <> struct BqBits<float> {
-    static __device__ __forceinline__ unsigned long long to(float x) { return (unsigned long long)(unsigned)__float_as_int(x); }
-    static __device__ __forceinline__ float from(unsigned long long u) { return __int_as_float((int)(unsigned)u); }
-};
-template <> struct BqBits<double> {
-    static __device__ __forceinline__ unsigned long long to(double x) { return (unsigned long long)__double_as_longlong(x); }
-    static __device__ __forceinline__ double from(unsigned long long u) { return __longlong_as_double((long long)u); }
-};
-
 // The matrix's scale exponent e (max|a| = f * 2^e, f in [0.5, 1)) and whether it is bad.
 template <typename T>
 __device__ __forceinline__ void bq_scale_of(const BqArgs& p, bl_i64 b, T& mxv, int& e, bool& bad) {
-    mxv = BqBits<T>::from(p.mx[b]);
+    mxv = BlBits<T>::from(p.mx[b]);
     e = bl_scale_exp(mxv, bad);
 }
 
@@ -98,7 +88,7 @@ __device__ __forceinline__ void bq_max(const BqArgs& p) {
         const T o = bl_shfl_xor(mx, off);
         mx = o > mx ? o : mx;
     }
-    if (tx == 0) s_m[ty] = BqBits<T>::to(mx);
+    if (tx == 0) s_m[ty] = BlBits<T>::to(mx);
     __syncthreads();
     if (threadIdx.x == 0) {
         unsigned long long r = s_m[0];
