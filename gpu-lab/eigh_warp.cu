@@ -35,10 +35,15 @@
 //   shifted. Keeping only A's upper triangle saves nothing in SIMT: each lane's
 //   instructions are issued for the whole column anyway, and packing two half columns into
 //   one register set needs per-lane selects on every update.
-// - Cost model (float, N = 32): ~280 instructions a lane a round (60 SHFL, 180 FP, rest the
-//   rotation), 31 rounds a sweep, ~6 sweeps for Gaussian matrices (clusters: up to ~10):
-//   ~52k warp instructions a matrix, issue-bound at 4 a clock per SM. Several matrices a
-//   warp (N = 8, 16) keep every lane busy at small n; n in 17..31 pays for N = 32.
+// - Cost (float, N = 32): ~284 instructions a lane a round (62 SHFL, 180 FP, the rest the
+//   rotation), 31 rounds a sweep, ~6 sweeps for Gaussian matrices (clusters: up to ~10).
+//   Measured on the H200 (batch 4096, fully unrolled sweep): n = 32 0.565 ms, n = 16
+//   0.068 ms, n = 8 0.016 ms; with -DCS_SMEM=1 n = 32 0.49 ms. ncu on the n = 32 kernel:
+//   issue slots 43% busy (IPC 2.1), 58% of the stall cycles waiting on instruction fetch
+//   (the unrolled sweep is ~141 KB of code), occupancy 20 warps/SM (96 registers). Hence
+//   the second form, sweep_loop (one round's code, the layout relabeled each round); main
+//   times and checks both. Several matrices a warp (N = 8, 16) keep every lane busy at
+//   small n; n in 17..31 pays for N = 32.
 // Output: eigenvalues ascending; V row-major, V[i*n + j] = component i of eigenvector j,
 // each eigenvector's largest-magnitude component positive (first such on ties).
 // info: bit 0 non-finite input (outputs NaN), bit 1 not converged, bits 16.. sweeps.
@@ -113,15 +118,12 @@ __device__ __forceinline__ bool rotation(T app, T aqq, T apq, T& c, T& s, T& t) 
     return skip;
 }
 
-// One round m of a sweep (m, k compile-time after unrolling).
 #ifndef CS_SMEM
 #define CS_SMEM 0  // 1: the (c, s) of the other pairs through shared memory instead of shuffles
 #endif
 template <typename T> struct CS { T c, s; };
-#ifndef SWEEP_LOOP_MIN_N
-#define SWEEP_LOOP_MIN_N 32  // N at or above which the sweep is a loop (sweep_loop)
-#endif
 
+// One round m of the unrolled sweep (m, k compile-time).
 template <typename T, int N, int M>
 __device__ __forceinline__ void round_m(T (&b)[N], T (&v)[N], int j, CS<T> (*cs)[32]) {
     constexpr int HB = hibit(M);
@@ -131,8 +133,8 @@ __device__ __forceinline__ void round_m(T (&b)[N], T (&v)[N], int j, CS<T> (*cs)
     const T apq = lo ? b[M] : opart;
     T c, s, t;
     const bool skip = rotation(lo ? b[0] : dpart, lo ? dpart : b[0], apq, c, s, t);
-    // Signed for this lane's side: column update b' = c b - ss partner; the row/V-column
-    // pairs this lane receives are on its own side too (k < k^M), so the sender's ss fits.
+    // s signed for this lane's side: its column update is b' = c b - ss partner. A row pair
+    // (j^k, j^k^M) is then updated with the ss of lane j^k, whichever side either lane is on.
     const T ss = lo ? s : -s;
     const T tt = lo ? t : -t;
     const int lane = threadIdx.x & 31;
@@ -215,7 +217,9 @@ template <int N> __device__ __forceinline__ const RoundTab<N>& tab() {
 }
 
 template <typename T, int N>
-__device__ __forceinline__ void sweep_loop(T (&b)[N], T (&v)[N], int j) {
+__device__ __forceinline__ void sweep_loop(T (&b)[N], T (&v)[N], int j, CS<T> (*cs)[32]) {
+    if (CS_SMEM) __syncwarp();  // rounds N-2 and then 0 use the same slot
+    const int lane = threadIdx.x & 31;
 #pragma unroll 1
     for (int t = 0; t < N - 1; ++t) {
         const int m = tab<N>().m[t];
@@ -226,13 +230,24 @@ __device__ __forceinline__ void sweep_loop(T (&b)[N], T (&v)[N], int j) {
         T c, s, t_;
         const bool skip = rotation(lo ? b[0] : dpart, lo ? dpart : b[0], apq, c, s, t_);
         const T ss = lo ? s : -s, tt = lo ? t_ : -t_;
+        if (CS_SMEM) {
+            cs[t & 1][lane] = CS<T>{c, ss};
+            __syncwarp();
+        }
         T nb[N], nv[N];
 #pragma unroll
         for (int x = 2; x < N; x += 2) {
             // Rows j^L(x), j^L(x)^m: the rotation of lane j^L(x), signed for its side
             // (the formulas below hold whichever side this lane is on).
             const int src = tab<N>().lane[t][x / 2];
-            const T cr = __shfl_xor_sync(FULL, c, src), sr = __shfl_xor_sync(FULL, ss, src);
+            T cr, sr;
+            if (CS_SMEM) {
+                const CS<T> r = cs[t & 1][lane ^ src];
+                cr = r.c, sr = r.s;
+            } else {
+                cr = __shfl_xor_sync(FULL, c, src);
+                sr = __shfl_xor_sync(FULL, ss, src);
+            }
             const T px = __shfl_xor_sync(FULL, b[x + 1], m), py = __shfl_xor_sync(FULL, b[x], m);
             const T bk = c * b[x] - ss * px, bk2 = c * b[x + 1] - ss * py;
             nb[x] = cr * bk - sr * bk2;
@@ -266,7 +281,7 @@ template <typename T, int N> __device__ __forceinline__ bool converged(const T (
     return (__ballot_sync(FULL, !ok) & gmask) == 0;
 }
 
-template <typename T, int N>
+template <typename T, int N, bool LOOP>
 __global__ void __launch_bounds__(32 * WARPS)
     eigh_warp(const T* __restrict__ a, T* __restrict__ w_out, T* __restrict__ v_out,
               unsigned* __restrict__ info, int n, int batch) {
@@ -315,7 +330,7 @@ __global__ void __launch_bounds__(32 * WARPS)
         conv = converged<T, N>(b, j);
         if (__all_sync(FULL, conv) || it == MAX_SWEEPS) break;
         sweeps += conv ? 0 : 1;  // converged matrices ride along unchanged (nothing rotates)
-        if (N >= SWEEP_LOOP_MIN_N) sweep_loop<T, N>(b, v, j);
+        if (LOOP) sweep_loop<T, N>(b, v, j, cs_smem[warp]);
         else sweep<T, N>(b, v, j, cs_smem[warp], std::make_integer_sequence<int, N - 1>{});
     }
 
@@ -347,14 +362,17 @@ __global__ void __launch_bounds__(32 * WARPS)
 }
 
 template <typename T, int N>
-void launch_n(const T* a, T* w, T* v, unsigned* info, int n, int batch) {
+void launch_n(const T* a, T* w, T* v, unsigned* info, int n, int batch, bool loop) {
     constexpr int per_block = WARPS * (32 / N);
-    eigh_warp<T, N><<<(batch + per_block - 1) / per_block, 32 * WARPS>>>(a, w, v, info, n, batch);
+    const int grid = (batch + per_block - 1) / per_block;
+    if (loop) eigh_warp<T, N, true><<<grid, 32 * WARPS>>>(a, w, v, info, n, batch);
+    else eigh_warp<T, N, false><<<grid, 32 * WARPS>>>(a, w, v, info, n, batch);
 }
-template <typename T> void launch(const T* a, T* w, T* v, unsigned* info, int n, int batch) {
-    if (n <= 8) launch_n<T, 8>(a, w, v, info, n, batch);
-    else if (n <= 16) launch_n<T, 16>(a, w, v, info, n, batch);
-    else launch_n<T, 32>(a, w, v, info, n, batch);
+// loop: the sweep as a loop of one round (sweep_loop), else fully unrolled (sweep).
+template <typename T> void launch(const T* a, T* w, T* v, unsigned* info, int n, int batch, bool loop) {
+    if (n <= 8) launch_n<T, 8>(a, w, v, info, n, batch, loop);
+    else if (n <= 16) launch_n<T, 16>(a, w, v, info, n, batch, loop);
+    else launch_n<T, 32>(a, w, v, info, n, batch, loop);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -440,42 +458,25 @@ static void make_matrix(int b, int n, std::mt19937_64& rng, std::vector<double>&
     }
 }
 
-struct Result { double ms, res, orth, err; int max_sweeps; bool pass; };
+struct Result { double ms[2], res, orth, err; int max_sweeps; bool pass; };
 
-template <typename T> Result run_case(int n, int batch) {
-    const int nn = n * n;
-    std::mt19937_64 rng(1234 + n * 7 + sizeof(T));
-    std::vector<T> a((size_t)batch * nn);
-    std::vector<double> A;
-    for (int b = 0; b < batch; ++b) {
-        make_matrix(b, n, rng, A);
-        for (int i = 0; i < nn; ++i) a[(size_t)b * nn + i] = (T)A[i];
-    }
-    T *da, *dw, *dv;
-    unsigned* dinfo;
-    CK(cudaMalloc(&da, a.size() * sizeof(T)));
-    CK(cudaMalloc(&dw, (size_t)batch * n * sizeof(T)));
-    CK(cudaMalloc(&dv, a.size() * sizeof(T)));
-    CK(cudaMalloc(&dinfo, batch * sizeof(unsigned)));
-    CK(cudaMemcpy(da, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice));
-    CK(cudaMemset(dinfo, 0xff, batch * sizeof(unsigned)));
-
+// Median ms of 20 launches after ~200 ms of warm-up (so the clocks have risen).
+template <typename T>
+static double time_launches(const T* da, T* dw, T* dv, unsigned* dinfo, int n, int batch, bool loop) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    // Warm-up: ~200 ms of launches, so that the clocks have risen before timing.
     CK(cudaEventRecord(e0));
     for (float el = 0; el < 200;) {
-        for (int i = 0; i < 10; ++i) launch<T>(da, dw, dv, dinfo, n, batch);
+        for (int i = 0; i < 10; ++i) launch<T>(da, dw, dv, dinfo, n, batch, loop);
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         CK(cudaEventElapsedTime(&el, e0, e1));
     }
-    CK(cudaGetLastError());
     std::vector<float> ts;
     for (int i = 0; i < 20; ++i) {
         CK(cudaEventRecord(e0));
-        launch<T>(da, dw, dv, dinfo, n, batch);
+        launch<T>(da, dw, dv, dinfo, n, batch, loop);
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         float ms;
@@ -483,16 +484,18 @@ template <typename T> Result run_case(int n, int batch) {
         ts.push_back(ms);
     }
     CK(cudaGetLastError());
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
     std::sort(ts.begin(), ts.end());
+    return 0.5 * (ts[9] + ts[10]);
+}
 
-    std::vector<T> w((size_t)batch * n), v(a.size());
-    std::vector<unsigned> info(batch);
-    CK(cudaMemcpy(w.data(), dw, w.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(v.data(), dv, v.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(info.data(), dinfo, batch * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    CK(cudaFree(da)); CK(cudaFree(dw)); CK(cudaFree(dv)); CK(cudaFree(dinfo));
-
-    Result r{0.5 * (ts[9] + ts[10]), 0, 0, 0, 0, true};
+// Info words of the whole batch; residual, orthogonality, order, signs and eigenvalues
+// against the double reference for matrices 0..47 and the last 16.
+template <typename T>
+static void check(const std::vector<T>& a, const std::vector<T>& w, const std::vector<T>& v,
+                  const std::vector<unsigned>& info, int n, int batch, Result& r) {
+    const int nn = n * n;
     for (int b = 0; b < batch; ++b) {
         r.max_sweeps = std::max(r.max_sweeps, (int)(info[b] >> 16));
         if (info[b] & 0xffffu) {
@@ -501,11 +504,11 @@ template <typename T> Result run_case(int n, int batch) {
         }
     }
     const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12, eps = sizeof(T) == 4 ? FLT_EPSILON : DBL_EPSILON;
-    std::vector<int> check;
-    for (int b = 0; b < std::min(batch, 48); ++b) check.push_back(b);
-    for (int b = std::max(48, batch - 16); b < batch; ++b) check.push_back(b);
+    std::vector<int> which;
+    for (int b = 0; b < std::min(batch, 48); ++b) which.push_back(b);
+    for (int b = std::max(48, batch - 16); b < batch; ++b) which.push_back(b);
     std::vector<double> ref;
-    for (int b : check) {
+    for (int b : which) {
         const T* Ab = &a[(size_t)b * nn];
         const T* Vb = &v[(size_t)b * nn];
         const T* wb = &w[(size_t)b * n];
@@ -547,6 +550,38 @@ template <typename T> Result run_case(int n, int batch) {
         r.orth = std::max(r.orth, orth);
         r.err = std::max(r.err, err);
     }
+}
+
+// Both sweep forms (unrolled, loop) timed and checked.
+template <typename T> Result run_case(int n, int batch) {
+    const int nn = n * n;
+    std::mt19937_64 rng(1234 + n * 7 + sizeof(T));
+    std::vector<T> a((size_t)batch * nn);
+    std::vector<double> A;
+    for (int b = 0; b < batch; ++b) {
+        make_matrix(b, n, rng, A);
+        for (int i = 0; i < nn; ++i) a[(size_t)b * nn + i] = (T)A[i];
+    }
+    T *da, *dw, *dv;
+    unsigned* dinfo;
+    CK(cudaMalloc(&da, a.size() * sizeof(T)));
+    CK(cudaMalloc(&dw, (size_t)batch * n * sizeof(T)));
+    CK(cudaMalloc(&dv, a.size() * sizeof(T)));
+    CK(cudaMalloc(&dinfo, batch * sizeof(unsigned)));
+    CK(cudaMemcpy(da, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice));
+    Result r{{0, 0}, 0, 0, 0, 0, true};
+    std::vector<T> w((size_t)batch * n), v(a.size());
+    std::vector<unsigned> info(batch);
+    for (int loop = 0; loop < 2; ++loop) {
+        CK(cudaMemset(dw, 0xff, w.size() * sizeof(T)));  // NaN: a result never written shows
+        CK(cudaMemset(dinfo, 0xff, batch * sizeof(unsigned)));
+        r.ms[loop] = time_launches<T>(da, dw, dv, dinfo, n, batch, loop);
+        CK(cudaMemcpy(w.data(), dw, w.size() * sizeof(T), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(v.data(), dv, v.size() * sizeof(T), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(info.data(), dinfo, batch * sizeof(unsigned), cudaMemcpyDeviceToHost));
+        check(a, w, v, info, n, batch, r);
+    }
+    CK(cudaFree(da)); CK(cudaFree(dw)); CK(cudaFree(dv)); CK(cudaFree(dinfo));
     return r;
 }
 
@@ -565,15 +600,15 @@ int main(int argc, char** argv) {
     }
     printf("%s, batch %d, %d warps a block, max %d sweeps, CS_SMEM %d\n", prop.name, batch, WARPS,
            MAX_SWEEPS, CS_SMEM);
-    printf("%4s %6s %9s %10s %10s %10s %7s %s\n", "n", "dtype", "ms", "residual", "orth", "eig err",
-           "sweeps", "");
+    printf("%4s %6s %11s %9s %10s %10s %10s %7s %s\n", "n", "dtype", "ms:unrolled", "ms:loop",
+           "residual", "orth", "eig err", "sweeps", "");
     bool all = true;
     for (int dt = 0; dt < 2; ++dt)
         for (int n : {8, 16, 17, 31, 32}) {
             if (*only && strcmp(only, dt == 0 ? "f32" : "f64") != 0) continue;
             const Result r = dt == 0 ? run_case<float>(n, batch) : run_case<double>(n, batch);
-            printf("%4d %6s %9.4f %10.2e %10.2e %10.2e %7d %s\n", n, dt == 0 ? "f32" : "f64", r.ms,
-                   r.res, r.orth, r.err, r.max_sweeps, r.pass ? "PASS" : "FAIL");
+            printf("%4d %6s %11.4f %9.4f %10.2e %10.2e %10.2e %7d %s\n", n, dt == 0 ? "f32" : "f64",
+                   r.ms[0], r.ms[1], r.res, r.orth, r.err, r.max_sweeps, r.pass ? "PASS" : "FAIL");
             fflush(stdout);
             all = all && r.pass;
         }
