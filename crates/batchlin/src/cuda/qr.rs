@@ -682,7 +682,6 @@ unsafe fn unscale_r<T: Real>(dev: &Device, stream: RawStream, c: &Call, mx: u64)
         m: c.rrows as i32,
         n: c.n as i32,
         k: k as i32,
-        ..Default::default()
     };
     let blocks = total.div_ceil(256).min(4096) as u32;
     launch(f, (blocks, 1), 256, 0, stream, &p)
