@@ -622,7 +622,7 @@ unsafe fn launch_single<T: Real>(
 }
 
 /// A batch count as the kernels take it (an int).
-fn batch_arg(batch: usize) -> Result<i32> {
+pub(crate) fn batch_arg(batch: usize) -> Result<i32> {
     i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))
 }
 

@@ -12,7 +12,7 @@
 
 use super::driver::{launch, zero_words, Device, Func, RawStream, Scratch};
 use super::instantiations::{has_reg_panel, has_ru_panel, ru_inst};
-use super::qr::{Call, KMat};
+use super::qr::{batch_arg, tname, Call, KMat};
 use super::DeviceCaps;
 use crate::{DType, Error, Problem, Real, Result};
 
@@ -62,13 +62,6 @@ struct BqArgs {
 /// Shared memory the panel kernels declare statically (at most, f64 NB = 32), kept free
 /// of the dynamic panel copy.
 const PANEL_STATIC_SMEM: usize = 20 * 1024;
-
-fn tname<T: Real>() -> (&'static str, &'static str) {
-    match T::DTYPE {
-        DType::F32 => ("f32", "float"),
-        _ => ("f64", "double"),
-    }
-}
 
 /// Rows a panel may have for the register panel kernel (2 a thread, 512 threads).
 const REG_PANEL_ROWS: usize = 1024;
@@ -237,7 +230,7 @@ pub(crate) unsafe fn max_abs_bits<T: Real>(
         a_rs: a.rs,
         a_cs: a.cs,
         mx,
-        batch: i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))?,
+        batch: batch_arg(batch)?,
         m: m as i32,
         n: n as i32,
         tiles: tl as i32,

@@ -1256,7 +1256,7 @@ __device__ __forceinline__ void bl_qr_unscale_r(const ScaleArgs& p) {
             *x = v;
         }
         // Other threads only ever set the OVERFLOW bit: NONFINITE reads the same.
-        if (!(BlT<T>::abs_(v) <= BlT<T>::huge()) && p.info && !(p.info[b] & BL_INFO_NONFINITE))
+        if (bl_beyond_range(v) && p.info && !(p.info[b] & BL_INFO_NONFINITE))
             atomicOr(p.info + b, BL_INFO_OVERFLOW);
     });
 }
