@@ -118,6 +118,9 @@ __device__ __forceinline__ bool rotation(T app, T aqq, T apq, T& c, T& s, T& t) 
     return skip;
 }
 
+#ifndef VALUES_ONLY
+#define VALUES_ONLY 0  // 1: skip V's rotations (times eigenvalues alone; V checks then fail)
+#endif
 #ifndef CS_SMEM
 #define CS_SMEM 0  // 1: the (c, s) of the other pairs through shared memory instead of shuffles
 #endif
@@ -159,13 +162,16 @@ __device__ __forceinline__ void round_m(T (&b)[N], T (&v)[N], int j, CS<T> (*cs)
         const T bk = c * b[k] - ss * px, bk2 = c * b[k2] - ss * py;  // A P (columns)
         b[k] = cr * bk - sr * bk2;                                      // P^T (A P) (rows)
         b[k2] = cr * bk2 + sr * bk;
-        const T vk = v[k], vk2 = v[k2];  // V P: this lane's row of V
-        v[k] = cr * vk - sr * vk2;
-        v[k2] = cr * vk2 + sr * vk;
+        if (!VALUES_ONLY) {
+            const T vk = v[k], vk2 = v[k2];  // V P: this lane's row of V
+            v[k] = cr * vk - sr * vk2;
+            v[k2] = cr * vk2 + sr * vk;
+        }
     }
     // The pair's own 2x2 block: the diagonal by the accurate update, a_pq' = 0 exactly.
     b[0] -= tt * apq;
     b[M] = skip ? b[M] : T(0);
+    if (VALUES_ONLY) return;
     const T v0 = v[0], vm = v[M];
     v[0] = c * v0 - ss * vm;
     v[M] = c * vm + ss * v0;
@@ -252,17 +258,17 @@ __device__ __forceinline__ void sweep_loop(T (&b)[N], T (&v)[N], int j, CS<T> (*
             const T bk = c * b[x] - ss * px, bk2 = c * b[x + 1] - ss * py;
             nb[x] = cr * bk - sr * bk2;
             nb[x + 1] = cr * bk2 + sr * bk;
-            nv[x] = cr * v[x] - sr * v[x + 1];
-            nv[x + 1] = cr * v[x + 1] + sr * v[x];
+            nv[x] = VALUES_ONLY ? v[x] : cr * v[x] - sr * v[x + 1];
+            nv[x + 1] = VALUES_ONLY ? v[x + 1] : cr * v[x + 1] + sr * v[x];
         }
         nb[0] = b[0] - tt * apq;
         nb[1] = skip ? b[1] : T(0);
-        nv[0] = c * v[0] - ss * v[1];
-        nv[1] = c * v[1] + ss * v[0];
+        nv[0] = VALUES_ONLY ? v[0] : c * v[0] - ss * v[1];
+        nv[1] = VALUES_ONLY ? v[1] : c * v[1] + ss * v[0];
 #pragma unroll
         for (int x = 0; x < N; ++x) {  // relabel for round t+1
             b[x] = nb[mul_alpha<N>(x)];
-            v[x] = nv[mul_alpha<N>(x)];
+            v[x] = VALUES_ONLY ? v[x] : nv[mul_alpha<N>(x)];
         }
     }
 }

@@ -210,7 +210,7 @@ fn plan_forced(
     let caps = dev.caps();
     let prefer = match problem.op() {
         Op::Qr => cuda::qr::preference(problem, caps),
-        Op::Eigh if cuda::cusolver::prefer_eigh(problem) => vec!["cusolver"],
+        Op::Eigh => cuda::eigh::preference(problem),
         _ => Vec::new(),
     };
     let kernel = pick(problem, backend, &Target::Cuda(caps), opts, &prefer)?;

@@ -137,6 +137,13 @@ pub static KERNELS: &[Kernel] = &[
         about: "a block a matrix: tridiagonalisation and implicit QL, in shared memory where it fits (any n)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_block(p, caps)),
     },
+    Kernel {
+        op: Op::Eigh,
+        backend: Backend::Cuda,
+        name: "warp",
+        about: "two-sided Jacobi, a warp a matrix in registers (n up to 32; 2-4 matrices a warp to 16)",
+        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_warp(p, caps)),
+    },
     // Before `jacobi`: the planner takes the first CUDA SVD kernel that holds the shape.
     Kernel {
         op: Op::Svd,

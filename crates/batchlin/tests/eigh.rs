@@ -752,3 +752,90 @@ fn eigh_span_to_f64_max_stays_finite() {
         }
     }
 }
+
+/// Every CUDA eigh kernel forced (where a GPU is present), at the sizes around the `warp`
+/// kernel's padded sizes (8, 16, 32) and the block kernel's small end, both triangles with
+/// junk in the other, every named input layout: Gaussian, graded (1e-4), clustered (1e-7
+/// wide), rank one, zero and identity matrices with a NaN one in the batch, with vectors
+/// and values alone, against float64's eigenvalues, the residual, orthogonality and the
+/// sign convention; a kernel that does not take a size refuses it with an argument error.
+fn every_cuda_kernel<T: Real>(seed: u64) {
+    if !backends(Op::Eigh).contains(&Backend::Cuda) {
+        return;
+    }
+    let t = tol::<T>();
+    let mut g = rng(seed);
+    let lays = Lay::all(3);
+    for k in batchlin::registry::kernels(Op::Eigh, Backend::Cuda) {
+        let opts = Options::with_kernel(Backend::Cuda, k.name);
+        for (li, n) in [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33]
+            .into_iter()
+            .enumerate()
+        {
+            let u = rank_one(&mut g, n, 1);
+            let mut cluster: Vec<f64> = (0..n).map(|i| 1.0 + 1e-7 * i as f64).collect();
+            for w in cluster.iter_mut().skip(n / 2) {
+                *w = -*w; // two clusters of opposite sign
+            }
+            let mats = vec![
+                sym_gaussian(&mut g, n),
+                sym_with_spectrum(&mut g, &graded(n, 1.0, 1e-4)),
+                sym_with_spectrum(&mut g, &cluster),
+                u.mul(&u.t()),
+                M::zeros(n, n),
+                M::eye(n, n),
+                sym_gaussian(&mut g, n),
+            ];
+            let nan_at = 6;
+            for uplo in UPLOS {
+                let mut inp = Input::<T>::new(&mats, &[mats.len()], n, n, &lays[li % lays.len()]);
+                poison_other_triangle(&mut inp, uplo, |i, j| T::from_f64(7e3 - (i + 3 * j) as f64));
+                let (i0, j0) = match uplo {
+                    Uplo::Lower => (n - 1, 0),
+                    Uplo::Upper => (0, n - 1),
+                };
+                inp.set(nan_at, i0, j0, T::NAN);
+                for vectors in [true, false] {
+                    let ctx = format!(
+                        "{} eigh {uplo:?} n={n} vectors={vectors} kernel {} ({})",
+                        dtype_name::<T>(),
+                        k.name,
+                        lays[li % lays.len()].name
+                    );
+                    let (res, info) = match batchlin::eigh_ex(&inp.view(), uplo, vectors, &opts) {
+                        Ok(x) => x,
+                        Err(e) => {
+                            assert_eq!(e.kind(), "argument", "{ctx}: {e}");
+                            continue;
+                        }
+                    };
+                    let w = tensor_vecs(&res.w);
+                    let v = res.v.as_ref().map(tensor_mats);
+                    for (i, a) in inp.mats.iter().enumerate() {
+                        let c = format!("{ctx} #{i}");
+                        if i == nan_at {
+                            assert!(info[i].nonfinite(), "{c}: not flagged");
+                            assert!(w[i].all_nan(), "{c}: w not all NaN");
+                            if let Some(v) = &v {
+                                assert!(v[i].all_nan(), "{c}: V not all NaN");
+                            }
+                            continue;
+                        }
+                        assert!(info[i].is_ok(), "{c}: info {:#x}", info[i].0);
+                        check_eigh(a, &w[i].d, v.as_ref().map(|v| &v[i]), t, &c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_every_cuda_kernel_f32() {
+    every_cuda_kernel::<f32>(240);
+}
+
+#[test]
+fn eigh_every_cuda_kernel_f64() {
+    every_cuda_kernel::<f64>(241);
+}

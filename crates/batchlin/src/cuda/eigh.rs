@@ -1,12 +1,14 @@
-//! GPU eigh and eigvalsh: the `block` kernel (kernels/eigh.cu), one block a matrix, the
+//! GPU eigh and eigvalsh (kernels/eigh.cu): the `block` kernel, one block a matrix, the
 //! work matrix in shared memory where it fits and in global scratch beyond, so it takes
-//! every n. Its launch and sizing are here; docs/proposals/gpu-eigh-svd.md has the design
-//! and the measurements.
+//! every n; the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32.
+//! Their launch, sizing and routing rule are here; docs/proposals/gpu-eigh-svd.md has the
+//! design and the measurements.
 
 use super::driver::{launch, Device, RawStream, Scratch};
+use super::instantiations as insts;
 use super::qr::KMat;
 use super::DeviceCaps;
-use crate::{Error, Problem, Real, Result};
+use crate::{Error, Problem, Real, Result, Variant};
 
 /// Mirrors `struct EighArgs` in kernels/eigh.cu.
 #[repr(C)]
@@ -30,6 +32,7 @@ struct EighArgs {
     n: i32,
     lower: i32,
     ld: i32,
+    nmat: i32,
 }
 
 /// One eigh call on device memory.
@@ -74,7 +77,103 @@ pub(crate) fn supports_block(p: &Problem, _caps: &DeviceCaps) -> bool {
     p.m == p.n && p.n <= MAX_N
 }
 
-pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Result<()> {
+/// Matrices a block of the `warp` kernel: `BL_EIGH_WARPS` warps, 32 / N matrices each.
+const WARPS_A_BLOCK: usize = 4;
+
+pub(crate) fn supports_warp(p: &Problem, _caps: &DeviceCaps) -> bool {
+    p.m == p.n && warp_size(p.n).is_some()
+}
+
+/// The `warp` kernel's padded size N for n: the smallest instantiation holding it.
+fn warp_size(n: usize) -> Option<usize> {
+    insts::EIGH_WARP_N.iter().copied().find(|&w| n <= w)
+}
+
+/// The CUDA eigh kernels to try first for `p`, fastest first (the planner falls back to
+/// registry order, `block`). Measured on the H200 (2026-12-02, batch 4096, ms; the `warp`
+/// kernel against `block`; docs/results/h200/2026-12-02-eigh-warp/):
+/// - eigh: n = 16 float 0.061 vs 0.25, n = 32 0.38 vs 0.75; double 0.13 vs 0.36, 0.89 vs
+///   1.32: `warp` up to 32.
+/// - eigvalsh: n = 16 float 0.054 vs 0.107 and double 0.135 vs 0.249, but n = 32 0.315 vs
+///   0.218 and 0.74 vs 0.58 (`block` bisects the tridiagonal, a thread an eigenvalue, where
+///   Jacobi saves only V's rotations): `warp` up to 16.
+/// - From 128 cuSOLVER's batched eigh where it loads (cusolver.rs has the numbers).
+pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
+    let warp_max = match p.variant {
+        Variant::Eigvalsh => 16,
+        _ => 32,
+    };
+    if p.n <= warp_max {
+        vec!["warp"]
+    } else if super::cusolver::prefer_eigh(p) {
+        vec!["cusolver"]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The kernel arguments of a call, before the launch-specific fields.
+fn args(c: &Call) -> EighArgs {
+    let v = c.v.unwrap_or_default();
+    EighArgs {
+        a: c.a.ptr,
+        a_bs: c.a.bs,
+        a_rs: c.a.rs,
+        a_cs: c.a.cs,
+        w: c.w.ptr,
+        w_bs: c.w.bs,
+        w_cs: c.w.cs,
+        v: v.ptr,
+        v_bs: v.bs,
+        v_rs: v.rs,
+        v_cs: v.cs,
+        info: c.info,
+        n: c.n as i32,
+        lower: c.lower as i32,
+        ld: ld(c.n) as i32,
+        ..Default::default()
+    }
+}
+
+/// One eigh call by the kernel `kernel` ("block" or "warp", the registry's names).
+pub(crate) unsafe fn run<T: Real>(
+    dev: &Device,
+    stream: RawStream,
+    c: &Call,
+    kernel: &str,
+) -> Result<()> {
+    match kernel {
+        "warp" => run_warp::<T>(dev, stream, c),
+        _ => run_block::<T>(dev, stream, c),
+    }
+}
+
+unsafe fn run_warp<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Result<()> {
+    let (tn, ct) = super::qr::tname::<T>();
+    let nw = warp_size(c.n).ok_or_else(|| {
+        Error::Argument(format!(
+            "the CUDA eigh warp kernel takes n up to {}, not {}",
+            insts::EIGH_WARP_N.last().copied().unwrap_or(0),
+            c.n
+        ))
+    })?;
+    let (name, inst) = insts::eigh_warp_inst(tn, ct, nw);
+    let f = dev.function(&name, &inst, 0)?;
+    let per_block = WARPS_A_BLOCK * (32 / nw);
+    let mut args = args(c);
+    // One launch: the batch is at most i32::MAX (run_device checks), so the grid fits.
+    args.nmat = c.batch as i32;
+    launch(
+        f,
+        (c.batch.div_ceil(per_block) as u32, 1),
+        (32 * WARPS_A_BLOCK) as u32,
+        0,
+        stream,
+        &args,
+    )
+}
+
+unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Result<()> {
     let (n, batch) = (c.n, c.batch);
     if n > MAX_N {
         return Err(Error::Argument(format!(
@@ -92,25 +191,7 @@ pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> 
         &format!("BL_EIGH_BLOCK({tn}, {ct})"),
         dev.smem_optin,
     )?;
-    let v = c.v.unwrap_or_default();
-    let mut args = EighArgs {
-        a: c.a.ptr,
-        a_bs: c.a.bs,
-        a_rs: c.a.rs,
-        a_cs: c.a.cs,
-        w: c.w.ptr,
-        w_bs: c.w.bs,
-        w_cs: c.w.cs,
-        v: v.ptr,
-        v_bs: v.bs,
-        v_rs: v.rs,
-        v_cs: v.cs,
-        info: c.info,
-        n: n as i32,
-        lower: c.lower as i32,
-        ld: ld(n) as i32,
-        ..Default::default()
-    };
+    let mut args = args(c);
     // Global work in chunks of the batch of at most WORK_BYTES.
     let mut sc = Scratch::new(stream);
     let chunk = if in_smem {
@@ -126,6 +207,7 @@ pub(crate) unsafe fn run<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> 
     while b0 < batch {
         let cnt = chunk.min(batch - b0);
         args.b0 = b0 as i32;
+        args.nmat = cnt as i32;
         launch(
             f,
             (cnt as u32, 1),

@@ -91,6 +91,18 @@ pub(crate) fn svd_warp_shapes(tn: &str) -> &'static [(usize, usize)] {
     }
 }
 
+/// Padded sizes N of the `warp` eigh kernel (kernels/eigh.cu), smallest first: 32 / N
+/// matrices a warp.
+pub(crate) const EIGH_WARP_N: [usize; 3] = [8, 16, 32];
+
+/// (kernel name, instantiation line) of the `warp` eigh kernel of padded size N.
+pub(crate) fn eigh_warp_inst(tn: &str, ct: &str, n: usize) -> (String, String) {
+    (
+        format!("eigh_warp_{tn}_n{n}"),
+        format!("BL_EIGH_WARP({tn}, {ct}, {n})"),
+    )
+}
+
 /// (kernel name, instantiation line) of the `warp` SVD kernel of capacity (P, Q).
 pub(crate) fn svd_warp_inst(tn: &str, ct: &str, (p, q): (usize, usize)) -> (String, String) {
     (
@@ -213,6 +225,9 @@ pub(crate) fn all() -> Vec<(String, String)> {
             format!("eigh_block_{tn}"),
             format!("BL_EIGH_BLOCK({tn}, {ct})"),
         ));
+        for n in EIGH_WARP_N {
+            insts.push(eigh_warp_inst(tn, ct, n));
+        }
         insts.push((
             format!("svd_jacobi_{tn}"),
             format!("BL_SVD_JACOBI({tn}, {ct})"),

@@ -263,7 +263,7 @@ fn run_device<T: Real>(
                 if plan.kernel.name == "cusolver" {
                     cusolver::run_eigh::<T>(&dev.dev, dev.caps().ordinal, stream, &call)
                 } else {
-                    eigh::run::<T>(&dev.dev, stream, &call)
+                    eigh::run::<T>(&dev.dev, stream, &call, plan.kernel.name)
                 }
             }
             (Operation::Svd { full_matrices, .. }, Outputs::Svd { u, s, vh }) => {

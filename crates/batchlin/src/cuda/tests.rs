@@ -1254,9 +1254,12 @@ fn sanitize_every_kernel() {
         }
         // (batch, m, n, vectors, full_matrices, a NaN matrix): eigh takes n x n; 200 is
         // past the shared-memory reach of both kernels (global scratch), 33 and 40 x 20
-        // past the 32-column edge, 20 x 40 wide.
+        // past the 32-column edge, 20 x 40 wide; 5 of 13 x 13 (eigh warp: 2 matrices a
+        // warp, the last warp half empty) and 20 x 20 (its 32).
         let cases = [
             (3, 8, 8, true, false, false),
+            (5, 13, 13, true, false, true),
+            (3, 20, 20, false, false, true),
             (2, 33, 33, true, true, true),
             (2, 40, 20, true, false, false),
             (2, 20, 40, true, true, false),
