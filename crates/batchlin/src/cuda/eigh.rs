@@ -8,7 +8,7 @@ use super::driver::{launch, Device, RawStream, Scratch};
 use super::instantiations as insts;
 use super::qr::KMat;
 use super::DeviceCaps;
-use crate::{Error, Problem, Real, Result, Variant};
+use crate::{DType, Error, Problem, Real, Result, Variant};
 
 /// Mirrors `struct EighArgs` in kernels/eigh.cu.
 #[repr(C)]
@@ -90,20 +90,23 @@ fn warp_size(n: usize) -> Option<usize> {
 }
 
 /// The CUDA eigh kernels to try first for `p`, fastest first (the planner falls back to
-/// registry order, `block`). Measured on the H200 (2026-12-02, batch 4096, ms; the `warp`
-/// kernel against `block`; docs/results/h200/2026-12-02-eigh-warp/):
-/// - eigh: n = 16 float 0.061 vs 0.25, n = 32 0.38 vs 0.75; double 0.13 vs 0.36, 0.89 vs
-///   1.32: `warp` up to 32.
-/// - eigvalsh: n = 16 float 0.054 vs 0.107 and double 0.135 vs 0.249, but n = 32 0.315 vs
-///   0.218 and 0.74 vs 0.58 (`block` bisects the tridiagonal, a thread an eigenvalue, where
-///   Jacobi saves only V's rotations): `warp` up to 16.
+/// registry order, `block`). Measured on the H200 (2026-12-02, batch 4096, ms, `warp`
+/// against `block`; docs/results/h200/2026-12-02-eigh-warp/):
+/// - eigh float32: n = 8 0.020 vs 0.077, 16 0.072 vs 0.220, 24 0.41 vs 0.42, 32 0.43 vs
+///   0.69: `warp` up to 32.
+/// - eigh float64: 8 0.033 vs 0.111, 16 0.132 vs 0.322, but 24 1.14 vs 0.75, then 32 1.01
+///   vs 1.25 (31 in the experiment: 1.06): `warp` up to 16 and from 31.
+/// - eigvalsh (the experiment's values-alone build against `block`'s bisection): n = 16
+///   float 0.054 vs 0.107, double 0.135 vs 0.249; n = 32 0.315 vs 0.218, 0.74 vs 0.58
+///   (Jacobi saves only V's rotations): `warp` up to 16.
 /// - From 128 cuSOLVER's batched eigh where it loads (cusolver.rs has the numbers).
 pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
-    let warp_max = match p.variant {
-        Variant::Eigvalsh => 16,
-        _ => 32,
+    let warp = match (p.variant, p.dtype) {
+        (Variant::Eigvalsh, _) => p.n <= 16,
+        (_, DType::F64) => p.n <= 16 || (31..=32).contains(&p.n),
+        _ => p.n <= 32,
     };
-    if p.n <= warp_max {
+    if warp {
         vec!["warp"]
     } else if super::cusolver::prefer_eigh(p) {
         vec!["cusolver"]

@@ -286,6 +286,12 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         hi += T(4) * eps * span + T(2) * pivmin;
         int steps = 0;
         for (int k = tid; k < n; k += nt) {
+            // A diagonal T (n = 1, a zero or diagonal matrix) is its own answer, exactly:
+            // bisection would stop within pivmin of it (the zero matrix gave FLT_MIN).
+            if (emax2 == T(0)) {
+                pp[k] = d[k];
+                continue;
+            }
             T x0 = lo, x1 = hi;
             int st = 0;
             while (st < 256) {
