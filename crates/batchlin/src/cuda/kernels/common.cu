@@ -346,14 +346,27 @@ __device__ __forceinline__ double bl_hypot(double a, double b) {
     return (s >= BlT<double>::tiny() && s < 1e30) ? sqrt(s) : hypot(a, b);
 }
 
+// 1 / sqrt(x) to about an ulp, x > 0 normal: the float one is the hardware estimate (2 ulp)
+// refined by a Newton step, where c^2 + s^2 = 1 of a rotation built from it matters.
+__device__ __forceinline__ float bl_rsqrt_acc(float x) {
+    const float ri = rsqrtf(x);
+    return ri * fmaf(-0.5f * x * ri, ri, 1.5f);
+}
+__device__ __forceinline__ double bl_rsqrt_acc(double x) { return rsqrt(x); }
+
+// The lanes of this lane's group of `width` (a power of two, 1..32; groups width-aligned).
+__device__ __forceinline__ unsigned bl_group_mask(int width) {
+    const unsigned lane = threadIdx.x & 31;
+    return width == 32 ? 0xffffffffu : (((1u << width) - 1u) << (lane & ~(unsigned)(width - 1)));
+}
+
 // The plane rotation tql2 needs: r = |(a, b)|, c = a / r, s = b / r. One reciprocal square root instead of a square root and two
 // divisions on the QL iteration's serial chain (the float one refined by a Newton step);
 // the plain formulas where a^2 + b^2 would overflow or lose accuracy to underflow.
 __device__ __forceinline__ void bl_givens(float a, float b, float& c, float& s, float& r) {
     const float x = a * a + b * b;
     if (x >= 1e-30f && x < 1e30f) {
-        float ri = rsqrtf(x);
-        ri = ri * fmaf(-0.5f * x * ri, ri, 1.5f);
+        const float ri = bl_rsqrt_acc(x);
         r = x * ri;
         c = a * ri;
         s = b * ri;
@@ -366,7 +379,7 @@ __device__ __forceinline__ void bl_givens(float a, float b, float& c, float& s, 
 __device__ __forceinline__ void bl_givens(double a, double b, double& c, double& s, double& r) {
     const double x = a * a + b * b;
     if (x >= 1e-300 && x < 1e300) {
-        const double ri = rsqrt(x);
+        const double ri = bl_rsqrt_acc(x);
         r = x * ri;
         c = a * ri;
         s = b * ri;

@@ -452,7 +452,7 @@ template <typename T> __device__ __forceinline__ bool bl_jacobi_negligible(T app
 // t = s / c = sign(theta) / (|theta| + sqrt(theta^2 + 1)), theta = (a_qq - a_pp) / (2 a_pq),
 // written without theta (no overflow for tiny a_pq). Any t gives an orthogonal P, as c and
 // s derive from it; its error leaves a_pq' ~ ulp |a_pq|, set to 0. c to about an ulp
-// (c^2 + s^2 = 1 keeps V orthogonal): one Newton step on the float estimate.
+// (c^2 + s^2 = 1 keeps V orthogonal).
 template <typename T> __device__ __forceinline__ bool bl_jacobi_rotation(T app, T aqq, T apq, T& c, T& s, T& t) {
     const bool skip = bl_jacobi_negligible(app, aqq, apq);
     const T d = aqq - app;
@@ -463,13 +463,7 @@ template <typename T> __device__ __forceinline__ bool bl_jacobi_rotation(T app, 
     T tt = bl_fdiv(T(2) * apq, BlT<T>::abs_(d) + r);
     tt = d < T(0) ? -tt : tt;
     t = skip ? T(0) : tt;
-    const T x = T(1) + t * t;
-    if constexpr (sizeof(T) == 4) {
-        const float y = rsqrtf(x);
-        c = skip ? T(1) : y * fmaf(-0.5f * x * y, y, 1.5f);
-    } else {
-        c = skip ? T(1) : rsqrt(x);
-    }
+    c = skip ? T(1) : bl_rsqrt_acc(T(1) + t * t);
     s = t * c;
     return skip;
 }
@@ -525,9 +519,7 @@ template <typename T, int N> __device__ __forceinline__ bool bl_jacobi_converged
         const T dk = bl_shfl_xor(b[0], k);
         if ((j & bl_hibit(k)) == 0 && !bl_jacobi_negligible(b[0], dk, b[k])) ok = false;
     }
-    const unsigned lane = threadIdx.x & 31;
-    const unsigned gmask = (N == 32 ? 0xffffffffu : ((1u << N) - 1u)) << (lane & ~(N - 1));
-    return (__ballot_sync(0xffffffffu, !ok) & gmask) == 0;
+    return (__ballot_sync(0xffffffffu, !ok) & bl_group_mask(N)) == 0;
 }
 
 template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
@@ -600,8 +592,7 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
     }
     const T w = bl_scale2(lam, es);
     const bool over = j < n && bl_beyond_range(w);
-    const unsigned gmask = (N == 32 ? 0xffffffffu : ((1u << N) - 1u)) << (lane & ~(N - 1));
-    const bool any_over = (__ballot_sync(0xffffffffu, over) & gmask) != 0;
+    const bool any_over = (__ballot_sync(0xffffffffu, over) & bl_group_mask(N)) != 0;
     __syncwarp();
     if (vec) {
 #pragma unroll

@@ -193,7 +193,7 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
     bool conv = false;
     // A group of lpp lanes (4..32, a power of two) a column pair: lpp * 4 rows or more.
     const int lpp = g.lpp, gl = tid & (lpp - 1), gid = tid / lpp, ng = nt / lpp;
-    const unsigned gmask = lpp == 32 ? 0xffffffffu : (((1u << lpp) - 1u) << (lane & ~(lpp - 1)));
+    const unsigned gmask = bl_group_mask(lpp);
     for (int sw = 0; sw < g.max_sweeps; ++sw) {
         for (int r = 0; r < rounds; ++r) {
             for (int k = gid; k < npairs; k += ng) {
