@@ -52,7 +52,7 @@ fn rtc_check(r: rtc::nvrtcResult, what: &str) -> Result<()> {
 }
 
 /// A compiled kernel: its module stays loaded for the life of the process.
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Func(pub cu::CUfunction);
 // SAFETY: a CUfunction handle is a process-wide driver object, usable from any thread
 // once its context is current.

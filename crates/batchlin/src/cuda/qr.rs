@@ -493,21 +493,93 @@ fn base_args(c: &Call) -> QrArgs {
     }
 }
 
-/// One launch of a single-level kernel. `p` is complete except for wld.
-unsafe fn launch_single<T: Real>(
+/// What one launch of a single-level kernel needs beyond its arguments: the function,
+/// the grid, the block, the dynamic shared memory and the work-copy pitch (`wld`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Launch {
+    f: Func,
+    blocks: u64,
+    threads: usize,
+    smem: usize,
+    /// The work copy's row pitch, for the kernels that keep one (wy, smem).
+    wld: Option<i32>,
+}
+
+/// Everything a `Launch` is computed from: the same key on the same device always gives
+/// the same launch (the device's capabilities and loaded kernels do not change).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LaunchKey {
+    ordinal: usize,
+    kind: QrKernel,
+    dtype: DType,
+    m: i32,
+    n: i32,
+    qcols: i32,
+    with_q: bool,
+    total: u64,
+    tile: Option<TileConfig>,
+}
+
+impl LaunchKey {
+    pub(crate) fn new<T: Real>(
+        dev: &Device,
+        kind: QrKernel,
+        p: &QrArgs,
+        tile: Option<TileConfig>,
+    ) -> Self {
+        LaunchKey {
+            ordinal: dev.ordinal,
+            kind,
+            dtype: T::DTYPE,
+            m: p.m,
+            n: p.n,
+            qcols: p.qcols,
+            with_q: p.q != 0,
+            total: p.batch as u64 * p.inner as u64,
+            tile,
+        }
+    }
+}
+
+thread_local! {
+    /// The last single-level launch worked out on this thread: a loop of calls on one
+    /// shape (the common case from Python) skips the kernel's name formatting, the
+    /// module table's lock and the shape search. One entry a thread, as the plan memo
+    /// (plan.rs): no lock shared between threads.
+    static LAST_LAUNCH: std::cell::Cell<Option<(LaunchKey, Launch)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The launch for `key` (`p`, `tile` as the key was made from), remembered per thread.
+pub(crate) fn launch_for<T: Real>(
+    dev: &Device,
+    key: LaunchKey,
+    p: &QrArgs,
+    tile: Option<TileConfig>,
+) -> Result<Launch> {
+    if let Some((k, l)) = LAST_LAUNCH.with(|c| c.get()) {
+        if k == key {
+            return Ok(l);
+        }
+    }
+    let l = single_launch::<T>(dev, key.kind, p, tile)?;
+    LAST_LAUNCH.with(|c| c.set(Some((key, l))));
+    Ok(l)
+}
+
+/// The launch of a single-level kernel for `p`, worked out in full (kernel loaded on
+/// first use).
+pub(crate) fn single_launch<T: Real>(
     dev: &Device,
     kind: QrKernel,
-    stream: RawStream,
-    mut p: QrArgs,
+    p: &QrArgs,
     tile: Option<TileConfig>,
-) -> Result<()> {
+) -> Result<Launch> {
     let (tn, ct) = tname::<T>();
     let (m, n) = (p.m as usize, p.n as usize);
     let ncols = if p.q != 0 { n.max(p.qcols as usize) } else { n };
     let total = p.batch as u64 * p.inner as u64;
-    if total == 0 {
-        return Ok(());
-    }
+    let mut wld = None;
     // (function, blocks, threads, dynamic shared memory): 128 / w matrices a block for
     // warp, one block a matrix for tile, wy and smem, a cluster of eight for cluster.
     let (f, blocks, threads, smem) = match kind {
@@ -551,7 +623,7 @@ unsafe fn launch_single<T: Real>(
             if smem > dev.smem_optin {
                 return Err(too_big(format!("{smem} bytes of shared memory")));
             }
-            p.wld = (ncols | 1) as i32;
+            wld = Some((ncols | 1) as i32);
             let f = dev.function(
                 &format!("qr_wy_{tn}_r{rpl}"),
                 &format!("BL_QR_WY({tn}, {ct}, {rpl})"),
@@ -566,7 +638,7 @@ unsafe fn launch_single<T: Real>(
                     "the smem kernel does not take {m}x{n} in {tn}: {smem} bytes of shared memory"
                 )));
             }
-            p.wld = (ncols | 1) as i32;
+            wld = Some((ncols | 1) as i32);
             let f = dev.function(
                 &format!("qr_smem_{tn}"),
                 &format!("BL_QR_SMEM({tn}, {ct})"),
@@ -611,11 +683,36 @@ unsafe fn launch_single<T: Real>(
     if blocks > i32::MAX as u64 {
         return Err(Error::Overflow("batch too large for one launch".into()));
     }
-    launch(
+    Ok(Launch {
         f,
-        (blocks as u32, 1),
-        threads as u32,
-        smem as u32,
+        blocks,
+        threads,
+        smem,
+        wld,
+    })
+}
+
+/// One launch of a single-level kernel. `p` is complete except for wld.
+unsafe fn launch_single<T: Real>(
+    dev: &Device,
+    kind: QrKernel,
+    stream: RawStream,
+    mut p: QrArgs,
+    tile: Option<TileConfig>,
+) -> Result<()> {
+    if p.batch as u64 * p.inner as u64 == 0 {
+        return Ok(());
+    }
+    let key = LaunchKey::new::<T>(dev, kind, &p, tile);
+    let l = launch_for::<T>(dev, key, &p, tile)?;
+    if let Some(w) = l.wld {
+        p.wld = w;
+    }
+    launch(
+        l.f,
+        (l.blocks as u32, 1),
+        l.threads as u32,
+        l.smem as u32,
         stream,
         &p,
     )

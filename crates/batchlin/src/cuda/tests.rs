@@ -906,6 +906,67 @@ fn device_plan_memo_follows_its_inputs() {
     assert_eq!(e.kind(), "argument", "{e}");
 }
 
+/// The per-thread memo of the last QR launch (qr.rs `launch_for`) hands back exactly
+/// what working the launch out in full gives, whatever came before: other kernels,
+/// shapes, dtypes, batches (wy's block size follows the batch) and Q or none.
+#[test]
+fn qr_launch_memo_follows_its_inputs() {
+    use qr::{launch_for, single_launch, LaunchKey, QrArgs, QrKernel};
+    let Some(be) = backend() else { return };
+    let dev = &be.dev;
+    let _ctx = dev.enter().unwrap();
+    let args = |m: i32, n: i32, batch: i32, with_q: bool| QrArgs {
+        q: u64::from(with_q),
+        m,
+        m_last: m,
+        n,
+        qcols: m.min(n),
+        rrows: m.min(n),
+        batch,
+        inner: 1,
+        ..Default::default()
+    };
+    let many = 8 * be.caps().sm_count as i32;
+    let cases = [
+        (QrKernel::Warp, args(8, 8, 64, true)),
+        (QrKernel::Warp, args(8, 8, 64, false)),
+        (QrKernel::Warp, args(16, 16, 64, true)),
+        (QrKernel::Tile, args(64, 64, 4, true)),
+        (QrKernel::Wy, args(100, 100, 4, true)),
+        (QrKernel::Wy, args(100, 100, many, true)),
+        (QrKernel::Smem, args(100, 100, 1, false)),
+    ];
+    let check = |kind, p: &QrArgs, f64: bool| {
+        let (memo, full) = if f64 {
+            let key = LaunchKey::new::<f64>(dev, kind, p, None);
+            (
+                launch_for::<f64>(dev, key, p, None).unwrap(),
+                single_launch::<f64>(dev, kind, p, None).unwrap(),
+            )
+        } else {
+            let key = LaunchKey::new::<f32>(dev, kind, p, None);
+            (
+                launch_for::<f32>(dev, key, p, None).unwrap(),
+                single_launch::<f32>(dev, kind, p, None).unwrap(),
+            )
+        };
+        assert_eq!(memo, full, "{kind:?} {p:?} f64 {f64}");
+        memo
+    };
+    for round in 0..2 {
+        for (kind, p) in &cases {
+            for f64 in [false, true] {
+                // Twice in a row (the memo's hit) and after every other case (its miss).
+                let first = check(*kind, p, f64);
+                assert_eq!(check(*kind, p, f64), first, "round {round}");
+            }
+        }
+    }
+    let few = check(QrKernel::Wy, &cases[4].1, false);
+    let lots = check(QrKernel::Wy, &cases[5].1, false);
+    assert_ne!(few, lots, "wy's block follows the batch");
+}
+
 /// Device memory exhausted (all but a few MB taken by another allocation): host data
 /// forced onto the GPU needs device copies it cannot get, and the call is an
 /// `OutOfMemory` error, not a crash; once the memory is back the same call succeeds with
