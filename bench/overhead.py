@@ -20,6 +20,9 @@ For each shape:
 
 A case whose `calls` would take over a second (a slow peer) is timed over fewer calls.
 
+`--shared-max 0` allocates every output apart (as the custom ops do) instead of small
+outputs as views into one allocation: the two compared on the same machine.
+
 The overhead target is wall - kernel <= 10 us a call. Prints a Markdown table; the
 figures belong under docs/results/<device>/<date>-python-overhead/ with this command.
 """
@@ -112,6 +115,8 @@ def torch_kernel_us(x, calls: int) -> float | None:
 
 def rows_torch(shapes, calls, device):
     import torch
+
+    import batchlin.torch  # noqa: F401 - registers torch.ops.batchlin.* before their use
 
     out = []
     dev = torch.device(device)
@@ -215,6 +220,10 @@ def main():
     ap.add_argument("--shapes", default="1x4x4,64x16x16,4x64x64,4096x32x32")
     ap.add_argument("--frameworks", default="torch,cupy,jax")
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu")
+    ap.add_argument("--shared-max", type=int, default=None,
+                    help="bytes up to which a call's outputs share one allocation "
+                         "(batchlin._front.SHARED_OUTPUTS_MAX; 0: every output apart), to "
+                         "compare the two")
     ap.add_argument("--profile", action="store_true",
                     help="instead: cProfile of torch batchlin.qr on the first shape, the "
                          "functions by their own time (where the overhead goes)")
@@ -222,6 +231,8 @@ def main():
     if a.calls < 1:
         ap.error("--calls must be at least 1")
     shapes = parse_shapes(a.shapes)
+    if a.shared_max is not None:
+        batchlin._front.SHARED_OUTPUTS_MAX = a.shared_max
     if a.profile:
         return profile(shapes[0], a.calls, a.device)
     want = set(a.frameworks.split(","))

@@ -171,12 +171,12 @@ def _qr(a, mode, backend, ex):
         q, r, info = _native.qr(a, mode, backend)
         wrap = None
     elif _torch_tensor(a):
-        return _bt().qr(a, mode, backend, ex)
+        return _torch_ops.qr(a, mode, backend, ex)
     elif _jax.is_jax(a) and (res := _jax.qr(a, mode, backend, ex)) is not None:
         q, r, info = res
         wrap = None
     elif _front.is_cupy(a):
-        q, r, info = _front.cupy_run(_front.qr_variant(mode), a, "L", backend)
+        q, r, info = _front.cupy_run(_front.qr_variant(mode), a, "L", backend, ex)
         wrap = None
     elif _front.is_dask(a):
         q, r, info = _dask_run(_front.qr_variant(mode), a, "L", backend)
@@ -224,11 +224,11 @@ def _eigh(a, UPLO, vectors, backend, ex):
     if type(a) is _ndarray and (a.dtype is F32 or a.dtype is F64):
         w, v, info = _native.eigh(a, UPLO, vectors, backend)
     elif _torch_tensor(a):
-        return _bt().eigh(a, UPLO, vectors, backend, ex)
+        return _torch_ops.eigh(a, UPLO, vectors, backend, ex)
     elif _jax.is_jax(a) and (res := _jax.eigh(a, UPLO, vectors, backend, ex)) is not None:
         w, v, info = res
     elif _front.is_cupy(a):
-        w, v, info = _front.cupy_run(_front.eigh_variant(vectors), a, UPLO, backend)
+        w, v, info = _front.cupy_run(_front.eigh_variant(vectors), a, UPLO, backend, ex)
     elif _front.is_dask(a):
         w, v, info = _dask_run(_front.eigh_variant(vectors), a, UPLO, backend)
     else:
@@ -286,13 +286,13 @@ def _svd(a, full_matrices, vectors, backend, ex):
     if type(a) is _ndarray and (a.dtype is F32 or a.dtype is F64):
         u, s, vh, info = _native.svd(a, full_matrices, vectors, backend)
     elif _torch_tensor(a):
-        return _bt().svd(a, full_matrices, vectors, backend, ex)
+        return _torch_ops.svd(a, full_matrices, vectors, backend, ex)
     elif (_jax.is_jax(a)
           and (res := _jax.svd(a, full_matrices, vectors, backend, ex)) is not None):
         u, s, vh, info = res
     elif _front.is_cupy(a):
         u, s, vh, info = _front.cupy_run(_front.svd_variant(full_matrices, vectors), a, "L",
-                                         backend)
+                                         backend, ex)
     elif _front.is_dask(a):
         u, s, vh, info = _dask_run(_front.svd_variant(full_matrices, vectors), a, "L",
                                    backend)

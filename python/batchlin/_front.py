@@ -274,8 +274,10 @@ _QR_VARIANTS = {"reduced": "qr", "complete": "qr-complete", "r": "qr-r"}
 
 def qr_variant(mode) -> str:
     """The operation variant (as the native layer names it) of a QR call."""
-    check_qr_mode(mode)
-    return _QR_VARIANTS[mode]
+    v = _QR_VARIANTS.get(mode) if type(mode) is str else None
+    if v is None:
+        check_qr_mode(mode)
+    return v
 
 
 def eigh_variant(vectors) -> str:
@@ -306,33 +308,108 @@ def output_shapes(variant: str, shape: tuple, uplo: str):
     return got
 
 
-def device_run(framework: str, variant: str, x, dtype: str, ordinal: int, stream: int,
-               empty, ptr, strides, uplo: str = "L", backend=None, contiguous=False):
-    """One operation on CUDA data through the native device call, for every operation:
-    `x` (the framework's array, float32/float64, laid out so that its batch collapses to
-    one stride: `batch_layout`; `contiguous` when it is row-major contiguous) on device
-    `ordinal`, queued on `stream`. `empty(shape, info)` allocates a row-major output
-    (info: the info words) on that device, `ptr(t)` and `strides(t)` (in elements)
-    describe an array. Returns every output slot (None where the variant computes none)
-    and the info words, as the host calls do. What the device cannot do comes back as
-    the core's UnavailableError, with the input's device named."""
+# Outputs of one device call totalling at most this many bytes share one allocation
+# (row-major views into it, each 256-byte aligned): one allocator call and one free a
+# call instead of one an output, where the allocations cost as much as the kernel. Above
+# it each output has its own memory, so that an output kept alive does not keep the
+# others' (the kernel then takes longer than the host's work anyway). The torch.ops.*
+# custom ops always allocate each output apart: torch forbids their outputs to alias.
+SHARED_OUTPUTS_MAX = 1 << 20
+
+specs = {}  # a framework's key for an input layout -> DeviceSpec (`device_spec`)
+_SPECS_MAX = 4096
+
+
+class DeviceSpec:
+    """How device calls on one input layout run, worked out once (`device_spec`): the
+    native call (`_native.DeviceCall`), whether the input is copied contiguous first,
+    each output slot's (shape, element strides, element offset, byte offset) in one
+    buffer (None where the variant computes nothing), the info words' (shape, strides,
+    offset in 4-byte words, byte offset) (None: not wanted), and `elems`, the shared
+    buffer's length in elements of the dtype (0: each output allocated apart)."""
+
+    __slots__ = ("call", "copy", "outs", "info", "elems", "device", "op", "framework")
+
+    def run(self, fw, a_ptr, dtype, ordinal: int, stream: int):
+        """Allocate the outputs through `fw` (the framework's `empty`, `view`,
+        `info_view`, `ptr` and `INFO` dtype) and queue the call: every output slot (None
+        where not computed) and the info words (None unless wanted)."""
+        info = self.info
+        iptr = None
+        if self.elems:
+            buf = fw.empty(self.elems, dtype, self.device)
+            out = fw.ptr(buf)
+            res = [None if o is None else fw.view(buf, o) for o in self.outs]
+            if info is not None:
+                iptr = out + info[3]
+                info = fw.info_view(buf, info)
+        else:
+            dev = self.device
+            res = [None if o is None else fw.empty(o[0], dtype, dev) for o in self.outs]
+            out = tuple([fw.ptr(t) for t in res if t is not None])
+            if info is not None:
+                info = fw.empty(info[0], fw.INFO, dev)
+                iptr = fw.ptr(info)
+        try:
+            self.call(a_ptr, out, iptr, ordinal, stream)
+        except UnavailableError as e:
+            raise UnavailableError(f"batchlin.{self.op}: {self.framework} input on "
+                                   f"cuda:{ordinal}: {e}. {_MOVE}") from None
+        return (*res, info)
+
+
+def _row_major(shape) -> tuple:
+    st, acc = [], 1
+    for d in reversed(shape):
+        st.append(acc)
+        acc *= max(int(d), 1)
+    return tuple(reversed(st))
+
+
+def device_spec(key, framework: str, variant: str, dtype: str, itemsize: int, shape,
+                strides, device, ordinal: int, uplo: str = "L", backend=None,
+                info: bool = True, shared: bool = True) -> DeviceSpec:
+    """The `DeviceSpec` of `variant` on a `framework` array of `shape` and element
+    `strides` (None: not whole elements, copied contiguous first; float32/float64 `dtype`,
+    `itemsize` bytes) on CUDA device `ordinal`
+    (`device`: the framework's device object, where the outputs go), remembered under
+    `key` in `specs` (the framework's key for all of these), so that the next call on
+    the same layout is a dict lookup. Everything that can be wrong with the arguments
+    is raised here, before anything is remembered. Also makes the device ready for
+    calls (`prepare_device`) on its first use."""
     if backend is not None and backend != "auto":
         check_gpu_backend_arg(backend, f"cuda:{ordinal}")
+    shape = tuple(int(d) for d in shape)
+    if strides is not None:
+        strides = tuple(int(s) for s in strides)
+    # The batch dimensions do not collapse to one stride, or a stride is negative: the
+    # caller copies the input contiguous first.
+    copy = strides is None or batch_layout(shape, strides) is None
+    sent = None if copy or strides == _row_major(shape) else list(strides)
+    call = _native.DeviceCall(variant, dtype, list(shape), sent, uplo, backend)
+    outs = tuple(None if o is None else (tuple(o[0]), _row_major(o[0]), o[1] // itemsize, o[1])
+                 for o in call.outputs)
+    nbytes = call.nbytes
+    made = sum(o is not None for o in outs)
+    if info:
+        batch = shape[:-2]
+        nbytes = call.info_offset + 4 * call.info_len
+        made += 1
+        info = (batch, _row_major(batch), call.info_offset // 4, call.info_offset)
+    else:
+        info = None
     if ordinal not in _ready:
         prepare_device(ordinal)
-    shape = tuple(x.shape)
-    outs = [None if s is None else empty(s, False)
-            for s in output_shapes(variant, shape, uplo)]
-    info = empty(shape[:-2], True)
-    try:
-        # Outputs are row-major contiguous (None: the native side computes the strides).
-        _native.run_cuda(variant, dtype, (ptr(x), shape, None if contiguous else strides(x)),
-                         [(ptr(o), o.shape, None) for o in outs if o is not None],
-                         ptr(info), ordinal, stream, uplo, backend)
-    except UnavailableError as e:
-        raise UnavailableError(f"batchlin.{variant.split('-')[0]}: {framework} input on "
-                               f"cuda:{ordinal}: {e}. {_MOVE}") from None
-    return (*outs, info)
+    spec = DeviceSpec()
+    spec.call, spec.copy, spec.outs, spec.info = call, copy, outs, info
+    # One tensor to make is made in its own shape: a shared buffer would only add a view.
+    spec.elems = (-(-nbytes // itemsize)
+                  if shared and made > 1 and 0 < nbytes <= SHARED_OUTPUTS_MAX else 0)
+    spec.device, spec.op, spec.framework = device, variant.split("-")[0], framework
+    if len(specs) >= _SPECS_MAX:
+        specs.clear()
+    specs[key] = spec
+    return spec
 
 
 def batch_layout(shape, strides):
@@ -365,12 +442,41 @@ def _shape_error(shape) -> ValueError:
         f"got {len(shape)} (shape {tuple(shape)})")
 
 
-def cupy_run(variant: str, a, uplo: str = "L", backend=None):
-    """`variant` of a CuPy array on its GPU (`device_run`): every output slot (None where
-    not computed) and info (uint32), CuPy arrays on the input's device, queued on CuPy's
-    current stream for that device."""
-    import cupy as cp
+_cp = None  # cupy, imported on the first CuPy array
 
+
+class _CupyOutputs:
+    """How `DeviceSpec.run` makes CuPy outputs (on the current device)."""
+
+    INFO = np.dtype(np.uint32)
+
+    @staticmethod
+    def empty(shape, dtype, device):
+        return _cp.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def view(buf, o):
+        return _cp.ndarray(o[0], buf.dtype, buf.data + o[3])
+
+    @staticmethod
+    def info_view(buf, i):
+        return _cp.ndarray(i[0], _CupyOutputs.INFO, buf.data + i[3])
+
+    @staticmethod
+    def ptr(t) -> int:
+        return t.data.ptr
+
+
+def cupy_run(variant: str, a, uplo: str = "L", backend=None, info: bool = True):
+    """`variant` of a CuPy array on its GPU (`DeviceSpec`): every output slot (None where
+    not computed) and info (uint32; None unless `info`), CuPy arrays on the input's
+    device, queued on CuPy's current stream for that device."""
+    global _cp
+    if _cp is None:
+        import cupy
+
+        _cp = cupy
+    cp = _cp
     dev = a.device
     if a.ndim < 2:
         raise _shape_error(a.shape)
@@ -386,33 +492,24 @@ def cupy_run(variant: str, a, uplo: str = "L", backend=None):
                          "it computes real float32 and float64 matrices")
     else:
         raise DTypeError(f"batchlin computes in float32 and float64; got dtype {dt}")
+    dt = a.dtype
+    ordinal = dev.id
+    key = ("CuPy", variant, dt, a.shape, a.strides, ordinal, uplo, backend, info)
     with dev:
-        isz = a.itemsize
-        lay = None
-        if all(s % isz == 0 for s in a.strides):
-            lay = batch_layout(a.shape, [s // isz for s in a.strides])
-        if lay is None:
+        spec = specs.get(key)
+        if spec is None:
+            isz = dt.itemsize
+            strides = a.strides
+            # Strides of a fraction of an element (views into packed records): copied.
+            strides = None if any(s % isz for s in strides) else [s // isz for s in strides]
+            spec = device_spec(key, "CuPy", variant, dt.name, isz, a.shape, strides, dev,
+                               ordinal, uplo, backend, info)
+        if spec.copy:
             a = cp.ascontiguousarray(a)
-        stream = cp.cuda.get_current_stream().ptr
-        adt = a.dtype
-        return device_run(
-            "CuPy", variant, a, adt.name, dev.id, stream,
-            lambda shape, info: cp.empty(shape, dtype=_U32 if info else adt),
-            _cupy_ptr, _cupy_strides, uplo, backend, a.flags.c_contiguous)
+        return spec.run(_CupyOutputs, a.data.ptr, dt, ordinal,
+                        cp.cuda.get_current_stream().ptr)
         # `a` (a copy made here, if any) goes back to CuPy's pool for this stream: later
         # work on the stream is ordered after the kernel that reads it.
-
-
-_U32 = np.dtype(np.uint32)
-
-
-def _cupy_ptr(t) -> int:
-    return t.data.ptr
-
-
-def _cupy_strides(t) -> list:
-    isz = t.itemsize
-    return [s // isz for s in t.strides]
 
 
 def is_cupy(a) -> bool:

@@ -27,6 +27,8 @@ For torch.compile, import torch before batchlin (or import batchlin.torch): the 
 must be registered before Dynamo traces a call.
 """
 
+import sys
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -35,8 +37,6 @@ from . import _native
 from . import _front
 from ._front import DTypeError
 import batchlin as _bl
-
-_bl._TorchTensor = Tensor
 
 _F32, _F64 = torch.float32, torch.float64
 
@@ -54,20 +54,6 @@ def promote(a: Tensor) -> Tensor:
     if dt.is_floating_point:
         return a.to(_F32)
     return a.to(_F64)
-
-
-def _direct(a: Tensor) -> bool:
-    """Eager, plain CPU tensor, no gradient needed: call the native layer directly."""
-    return (type(a) is Tensor and a.is_cpu
-            and not (a.requires_grad and torch.is_grad_enabled())
-            and not torch.compiler.is_compiling())
-
-
-def _direct_cuda(a: Tensor) -> bool:
-    """As `_direct`, for a CUDA tensor."""
-    return (type(a) is Tensor and a.is_cuda
-            and not (a.requires_grad and torch.is_grad_enabled())
-            and not torch.compiler.is_compiling())
 
 
 def _check_device(a: Tensor, op: str) -> None:
@@ -111,53 +97,82 @@ def _batch_and_mn(a: Tensor, op: str):
 # The current stream of a CUDA device as an int, without building a torch.cuda.Stream
 # (what torch.cuda.current_stream(dev).cuda_stream returns, at a tenth of the cost).
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-_devices = {}  # CUDA ordinal -> torch.device, made once
 _INT32 = torch.int32
+_specs = _front.specs
+_is_compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled
 
 
-def _cuda_device(index: int):
-    d = _devices.get(index)
-    if d is None:
-        d = _devices[index] = torch.device("cuda", index)
-    return d
-
-
-def _current_stream(index: int) -> int:
-    if _raw_stream is not None:
-        return _raw_stream(index)
+def _stream_of(index: int) -> int:
     return torch.cuda.current_stream(index).cuda_stream
 
 
-def _cuda(variant: str, a: Tensor, uplo: str = "L", backend=None):
-    """`variant` of a float32/float64 CUDA tensor on its device (`_front.device_run`):
-    every output slot (None where not computed) and info (int32), torch tensors on `a`'s
-    device, queued on that device's current stream."""
+_current_stream = _raw_stream if _raw_stream is not None else _stream_of
+
+
+class _TorchOutputs:
+    """How `_front.DeviceSpec.run` makes torch outputs."""
+
+    INFO = _INT32
+
+    @staticmethod
+    def empty(shape, dtype, device):
+        return torch.empty(shape, dtype=dtype, device=device)
+
+    @staticmethod
+    def view(buf, o):
+        return buf.as_strided(o[0], o[1], o[2])
+
+    @staticmethod
+    def info_view(buf, i):
+        return buf.view(_INT32).as_strided(i[0], i[1], i[2])
+
+    ptr = Tensor.data_ptr
+
+
+def _spec(key, a: Tensor, variant: str, uplo: str, backend, info: bool, shared: bool):
+    """The `_front.DeviceSpec` for `a`'s layout (first call on it): checks what the
+    call would reject, then remembers it under `key`."""
     dt = a.dtype
     if a.dim() < 2 or (dt is not _F32 and dt is not _F64):
         _batch_and_mn(a, variant.split("-")[0])
-    x = a
-    if x.is_neg():
-        x = x.resolve_neg()
-    if not x.is_contiguous() and _front.batch_layout(x.shape, x.stride()) is None:
-        x = x.contiguous()
-    index = x.get_device()
+    index = a.get_device()
     if index >= 0:
-        dev = _cuda_device(index)
+        dev = torch.device("cuda", index)
     else:  # a CPU tensor: only the tests' emulated device path comes here
-        dev, index = x.device, 0
-    dt = x.dtype
-    return _front.device_run(
-        "torch", variant, x, "float32" if dt is _F32 else "float64", index,
-        _current_stream(index),
-        lambda shape, info: torch.empty(shape, dtype=_INT32 if info else dt, device=dev),
-        Tensor.data_ptr, Tensor.stride, uplo, backend, x.is_contiguous())
-    # A copy made here (x) returns to torch's caching allocator for this stream, where
+        dev, index = a.device, 0
+    return _front.device_spec(
+        key, "torch", variant, "float32" if dt is _F32 else "float64", a.element_size(),
+        a.shape, a.stride(), dev, index, uplo, backend, info, shared)
+
+
+def _cuda(variant: str, a: Tensor, uplo: str = "L", backend=None, info: bool = True,
+          shared: bool = True):
+    """`variant` of a float32/float64 CUDA tensor on its device (`_front.DeviceSpec`):
+    every output slot (None where not computed) and info (int32; None unless `info`),
+    torch tensors on `a`'s device, queued on that device's current stream. `shared`:
+    small outputs may be views into one allocation (`_front.SHARED_OUTPUTS_MAX`; not for
+    the custom ops, whose outputs torch requires not to alias)."""
+    if a.is_neg():
+        a = a.resolve_neg()
+    index = a.get_device()
+    key = (variant, a.dtype, a.shape, a.stride(), index, uplo, backend, info, shared)
+    spec = _specs.get(key)
+    if spec is None:
+        spec = _spec(key, a, variant, uplo, backend, info, shared)
+    if spec.copy:
+        a = a.contiguous()
+    if index < 0:  # a CPU tensor: only the tests' emulated device path comes here
+        index = 0
+    return spec.run(_TorchOutputs, a.data_ptr(), a.dtype, index, _current_stream(index))
+    # A copy made here (a) returns to torch's caching allocator for this stream, where
     # later work is ordered after the kernel that reads it.
 
 
 def _qr_cuda(a: Tensor, mode: str, backend):
-    """QR of a CUDA tensor: (Q, or an empty tensor for mode "r"; R; info int32)."""
-    q, r, info = _cuda(_front.qr_variant(mode), a, "L", backend)
+    """QR of a CUDA tensor for the custom op: (Q, or an empty tensor for mode "r"; R;
+    info int32), each its own allocation."""
+    q, r, info = _cuda(_front.qr_variant(mode), a, "L", backend, True, False)
     return (a.new_empty((0,)) if q is None else q), r, info
 
 
@@ -244,7 +259,7 @@ qr_op.register_autograd(_qr_bwd, setup_context=_qr_setup)
 @torch.library.custom_op("batchlin::eigh", mutates_args=())
 def eigh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, Tensor, Tensor]:
     if a.is_cuda:
-        return _cuda("eigh", a, UPLO, backend)
+        return _cuda("eigh", a, UPLO, backend, True, False)
     w, v, info = _native.eigh(_np(a, "eigh"), UPLO, True, backend)
     return _t(w), _t(v), _info(info)
 
@@ -252,7 +267,7 @@ def eigh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, 
 @torch.library.custom_op("batchlin::eigvalsh", mutates_args=())
 def eigvalsh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, Tensor]:
     if a.is_cuda:
-        w, _, info = _cuda("eigvalsh", a, UPLO, backend)
+        w, _, info = _cuda("eigvalsh", a, UPLO, backend, True, False)
         return w, info
     w, _, info = _native.eigh(_np(a, "eigvalsh"), UPLO, False, backend)
     return _t(w), _info(info)
@@ -345,7 +360,7 @@ eigvalsh_op.register_autograd(_eigvalsh_bwd, setup_context=_eigvalsh_setup)
 def svd_op(a: Tensor, full_matrices: bool = False,
            backend: str = "auto") -> tuple[Tensor, Tensor, Tensor, Tensor]:
     if a.is_cuda:
-        return _cuda("svd-full" if full_matrices else "svd", a, "L", backend)
+        return _cuda("svd-full" if full_matrices else "svd", a, "L", backend, True, False)
     u, s, vh, info = _native.svd(_np(a, "svd"), full_matrices, True, backend)
     return _t(u), _t(s), _t(vh), _info(info)
 
@@ -353,7 +368,7 @@ def svd_op(a: Tensor, full_matrices: bool = False,
 @torch.library.custom_op("batchlin::svdvals", mutates_args=())
 def svdvals_op(a: Tensor, backend: str = "auto") -> tuple[Tensor, Tensor]:
     if a.is_cuda:
-        _, s, _, info = _cuda("svdvals", a, "L", backend)
+        _, s, _, info = _cuda("svdvals", a, "L", backend, True, False)
         return s, info
     _, s, _, info = _native.svd(_np(a, "svdvals"), False, False, backend)
     return _t(s), _info(info)
@@ -445,18 +460,26 @@ svdvals_op.register_autograd(_svdvals_bwd, setup_context=_svdvals_setup)
 # The front door for torch tensors (called by batchlin.qr, ...)
 
 
+def _eager(a: Tensor) -> bool:
+    """A plain tensor, eager, no gradient needed: the native layer is called directly
+    (CPU tensors as NumPy views, CUDA tensors through `_cuda`)."""
+    return (type(a) is Tensor and not (a.requires_grad and _grad_enabled())
+            and not _is_compiling())
+
+
 def qr(a: Tensor, mode="reduced", backend=None, ex=False):
-    a = promote(a)
+    dt = a.dtype
+    if dt is not _F32 and dt is not _F64:
+        a = promote(a)
     backend = backend or "auto"
-    if _direct(a):
+    eager = _eager(a)
+    if eager and a.is_cuda:
+        q, r, info = _cuda(_front.qr_variant(mode), a, "L", backend, ex)
+    elif eager and a.is_cpu:
         q, r, info = _native.qr(_np(a, "qr"), mode, backend)
         q = None if q is None else _t(q)
         r = _t(r)
         info = _info(info) if ex else None
-    elif _direct_cuda(a):
-        q, r, info = _qr_cuda(a, mode, backend)
-        if mode == "r":
-            q = None
     else:
         _check_device(a, "qr")
         q, r, info = qr_op(a, mode, backend)
@@ -468,15 +491,18 @@ def qr(a: Tensor, mode="reduced", backend=None, ex=False):
 
 
 def eigh(a: Tensor, UPLO="L", vectors=True, backend=None, ex=False):
-    a = promote(a)
+    dt = a.dtype
+    if dt is not _F32 and dt is not _F64:
+        a = promote(a)
     backend = backend or "auto"
-    if _direct(a):
+    eager = _eager(a)
+    if eager and a.is_cuda:
+        w, v, info = _cuda("eigh" if vectors else "eigvalsh", a, UPLO, backend, ex)
+    elif eager and a.is_cpu:
         w, v, info = _native.eigh(_np(a, "eigh"), UPLO, vectors, backend)
         w = _t(w)
         v = None if v is None else _t(v)
         info = _info(info) if ex else None
-    elif _direct_cuda(a):
-        w, v, info = _cuda(_front.eigh_variant(vectors), a, UPLO, backend)
     else:
         _check_device(a, "eigh" if vectors else "eigvalsh")
         if vectors or (a.requires_grad and torch.is_grad_enabled()):
@@ -490,16 +516,20 @@ def eigh(a: Tensor, UPLO="L", vectors=True, backend=None, ex=False):
 
 
 def svd(a: Tensor, full_matrices=False, vectors=True, backend=None, ex=False):
-    a = promote(a)
+    dt = a.dtype
+    if dt is not _F32 and dt is not _F64:
+        a = promote(a)
     backend = backend or "auto"
-    if _direct(a):
+    eager = _eager(a)
+    if eager and a.is_cuda:
+        u, s, vh, info = _cuda(_front.svd_variant(full_matrices, vectors), a, "L", backend,
+                               ex)
+    elif eager and a.is_cpu:
         u, s, vh, info = _native.svd(_np(a, "svd"), full_matrices, vectors, backend)
         s = _t(s)
         if vectors:
             u, vh = _t(u), _t(vh)
         info = _info(info) if ex else None
-    elif _direct_cuda(a):
-        u, s, vh, info = _cuda(_front.svd_variant(full_matrices, vectors), a, "L", backend)
     else:
         _check_device(a, "svd" if vectors else "svdvals")
         if vectors or (a.requires_grad and torch.is_grad_enabled()):
@@ -509,3 +539,8 @@ def svd(a: Tensor, full_matrices=False, vectors=True, backend=None, ex=False):
     if vectors:
         return _bl.SVDExResult(u, s, vh, info) if ex else _bl.SVDResult(u, s, vh)
     return _bl.SvdvalsExResult(s, info) if ex else s
+
+
+# batchlin's front doors send torch tensors here (set last: the module is complete).
+_bl._torch_ops = sys.modules[__name__]
+_bl._TorchTensor = Tensor

@@ -129,43 +129,63 @@ def _contiguous(shape):
 
 
 class _EmulatedDevice:
-    """`_native.run_cuda` on host memory (the pointers of CPU tensors), computed by the
+    """`_native.DeviceCall` on host memory (the pointers of CPU tensors), computed by the
     core on the CPU: it checks what the Python half hands the native layer (the input's
-    layout, the outputs allocated in `output_shapes` order, the ordinal and stream)."""
+    layout, the outputs at the addresses of the layout the native call gives, the
+    ordinal and stream). Constructed like `DeviceCall`; each call is recorded."""
 
     def __init__(self):
         self.calls = []
+        self.made = []  # every DeviceCall made: (variant, shape, strides)
+        self.real = batchlin._native.DeviceCall
 
-    def __call__(self, variant, dtype, a, outs, info_ptr, ordinal, stream, uplo="L",
-                 backend=None):
-        a_ptr, shape, strides = a
-        shape = list(shape)
-        if strides is None:  # row-major contiguous
-            strides = _contiguous(shape)
-        outs = [(p, list(sh), _contiguous(sh) if st is None else st) for p, sh, st in outs]
-        self.calls.append(dict(variant=variant, dtype=dtype, a_ptr=a_ptr, shape=shape,
-                               strides=strides, ordinal=ordinal, stream=stream, uplo=uplo))
+    def __call__(self, variant, dtype, shape, strides=None, uplo="L", backend=None):
+        real = self.real(variant, dtype, shape, strides, uplo, backend)
+        self.made.append((variant, list(shape), strides))
+        return _EmulatedCall(self, real, variant, dtype, list(shape), strides, uplo)
+
+
+class _EmulatedCall:
+    def __init__(self, device, real, variant, dtype, shape, strides, uplo):
+        self.device, self.real = device, real
+        self.variant, self.dtype, self.shape, self.uplo = variant, dtype, shape, uplo
+        self.strides = _contiguous(shape) if strides is None else list(strides)
+        for name in ("outputs", "nbytes", "info_offset", "info_len"):
+            setattr(self, name, getattr(real, name))
+
+    def __call__(self, a_ptr, out, info_ptr, ordinal, stream):
+        variant, dtype, shape, strides = self.variant, self.dtype, self.shape, self.strides
+        present = [o for o in self.outputs if o is not None]
+        if isinstance(out, int):  # one buffer, the outputs at the native call's offsets
+            addrs = [out + off for _, off in present]
+        else:
+            addrs = list(out)
+        assert len(addrs) == len(present)
+        self.device.calls.append(dict(variant=variant, dtype=dtype, a_ptr=a_ptr,
+                                      shape=shape, strides=strides, ordinal=ordinal,
+                                      stream=stream, uplo=self.uplo, out=out,
+                                      info_ptr=info_ptr))
         assert all(s >= 0 for d, s in zip(shape, strides) if d != 1)
         x = np.array(_host_view(a_ptr, dtype, shape, strides))
         if variant in _QR_MODES:
             *res, info = batchlin._native.qr(x, _QR_MODES[variant])
         elif variant in ("eigh", "eigvalsh"):
-            *res, info = batchlin._native.eigh(x, uplo, variant == "eigh")
+            *res, info = batchlin._native.eigh(x, self.uplo, variant == "eigh")
         else:
             *res, info = batchlin._native.svd(x, variant == "svd-full", variant != "svdvals")
         res = [r for r in res if r is not None]
-        assert [tuple(o[1]) for o in outs] == [r.shape for r in res]
-        for r, (p, sh, st) in zip(res, outs):
-            _host_view(p, dtype, sh, st)[...] = r
-        if info.size:
-            _host_view(info_ptr, np.uint32, info.shape,
-                       [int(np.prod(info.shape[i + 1:])) for i in range(info.ndim)])[...] = info
+        assert [tuple(sh) for sh, _ in present] == [r.shape for r in res]
+        for r, p in zip(res, addrs):
+            _host_view(p, dtype, r.shape, _contiguous(r.shape))[...] = r
+        if info.size and info_ptr is not None:
+            _host_view(info_ptr, np.uint32, info.shape, _contiguous(info.shape))[...] = info
 
 
 @pytest.fixture
 def emulated(monkeypatch):
     fake = _EmulatedDevice()
-    monkeypatch.setattr(batchlin._native, "run_cuda", fake)
+    monkeypatch.setattr(batchlin._native, "DeviceCall", fake)
+    _front.specs.clear()  # no native call made before the patch is reused
 
     class _Stream:
         cuda_stream = 12345
@@ -174,7 +194,8 @@ def emulated(monkeypatch):
     import batchlin.torch as bt
 
     monkeypatch.setattr(bt, "_current_stream", lambda index: _Stream.cuda_stream)
-    return fake
+    yield fake
+    _front.specs.clear()  # nor is an emulated one after it
 
 
 @needs_torch
@@ -270,6 +291,54 @@ def test_device_path_emulated_arguments(emulated):
 
 
 @needs_torch
+@pytest.mark.parametrize("variant", ["qr", "qr-complete", "eigh", "svd"])
+def test_device_path_shared_outputs(emulated, variant, monkeypatch):
+    """Small outputs of the eager path are row-major views into one allocation, 256-byte
+    aligned and disjoint: each is independent of the others (writing one leaves the
+    others as they were), contiguous, and as correct as outputs allocated apart; large
+    ones, and the custom ops' (torch forbids their outputs to alias), are allocated
+    apart; the info words are made only where asked for (the core discards its own)."""
+    import batchlin.torch as bt
+
+    a = torch.from_numpy(rng(6).standard_normal((3, 5, 5)))
+    *apart, info_apart = bt._cuda(variant, a, "L", None, True, False)
+    *shared, info = bt._cuda(variant, a, "L", None, True, True)
+    assert emulated.calls[-1]["info_ptr"] == info.data_ptr()
+    assert isinstance(emulated.calls[-1]["out"], int)  # one buffer's address
+    outs = [t for t in shared if t is not None]
+    base = outs[0].untyped_storage().data_ptr()
+    for t, u in zip(shared, apart):
+        assert (t is None) == (u is None)
+        if t is None:
+            continue
+        assert t.is_contiguous() and t.untyped_storage().data_ptr() == base
+        assert (t.data_ptr() - base) % 256 == 0 and torch.equal(t, u)
+    assert torch.equal(info, info_apart) and info.dtype == torch.int32
+    spans = sorted((t.data_ptr(), t.data_ptr() + t.nbytes) for t in [*outs, info])
+    assert all(e <= b for (_, e), (b, _) in zip(spans, spans[1:]))  # disjoint
+    before = [t.clone() for t in outs]
+    outs[0].fill_(7.0)
+    for t, b in zip(outs[1:], before[1:]):
+        assert torch.equal(t, b)
+    assert torch.equal(info, info_apart)
+    for t in apart:
+        if t is not None:
+            assert t.untyped_storage().nbytes() == t.nbytes  # each its own allocation
+    # No info wanted: none made, none passed; one output alone is made in its shape.
+    *res, none = bt._cuda(variant, a, "L", None, False, True)
+    assert none is None and emulated.calls[-1]["info_ptr"] is None
+    assert all(torch.equal(t, u) for t, u in zip(res, apart) if t is not None)
+    (r,) = [t for t in bt._cuda("qr-r", a, "L", None, False, True)[:-1] if t is not None]
+    assert r._base is None and isinstance(emulated.calls[-1]["out"], tuple)
+    # Above the limit each output has its own memory.
+    monkeypatch.setattr(_front, "SHARED_OUTPUTS_MAX", 64)
+    _front.specs.clear()
+    *big, _ = bt._cuda(variant, a, "L", None, True, True)
+    assert isinstance(emulated.calls[-1]["out"], tuple)
+    assert all(t.untyped_storage().nbytes() == t.nbytes for t in big if t is not None)
+
+
+@needs_torch
 def test_device_path_emulated_every_op(emulated):
     """eigh, eigvalsh, svd (thin and full) and svdvals take the same device call as QR:
     outputs allocated in the order the native layer gives, the triangle passed on."""
@@ -313,11 +382,9 @@ def test_device_call_without_gpu_says_why():
     Python layer decides nothing about what a GPU runs)."""
     why = _front.gpu_absent_reason()
     for variant in ("qr", "qr-r", "eigh", "eigvalsh", "svd", "svdvals"):
-        outs = [(0, s, [int(np.prod(s[i + 1:])) for i in range(len(s))])
-                for s in batchlin._native.output_shapes(variant, [0, 4, 4]) if s is not None]
+        call = batchlin._native.DeviceCall(variant, "float32", [0, 4, 4], [16, 4, 1])
         with pytest.raises(batchlin.UnavailableError) as e:
-            batchlin._native.run_cuda(variant, "float32", (0, [0, 4, 4], [16, 4, 1]), outs,
-                                      None, 3, 0)
+            call(0, 0, None, 3, 0)
         assert why in str(e.value)
 
 
@@ -382,16 +449,24 @@ def test_torch_cuda_qr_matches_reference(shape, mode, dtype):
 
 @pytest.fixture
 def spy_qr_cuda(monkeypatch):
-    """Records the input address each `_native.run_cuda` call reads."""
+    """Records the input address each native device call reads."""
     seen = []
-    real = batchlin._native.run_cuda
+    real = batchlin._native.DeviceCall
 
-    def spy(*args):
-        seen.append(args[2][0])
-        return real(*args)
+    class Spy:
+        def __init__(self, *args):
+            self.call = real(*args)
+            self.outputs, self.nbytes = self.call.outputs, self.call.nbytes
+            self.info_offset, self.info_len = self.call.info_offset, self.call.info_len
 
-    monkeypatch.setattr(batchlin._native, "run_cuda", spy)
-    return seen
+        def __call__(self, a, *rest):
+            seen.append(a)
+            return self.call(a, *rest)
+
+    monkeypatch.setattr(batchlin._native, "DeviceCall", Spy)
+    _front.specs.clear()
+    yield seen
+    _front.specs.clear()
 
 
 @needs_torch_cuda
@@ -593,10 +668,9 @@ def test_missing_ordinal_raises_clearly():
     n = torch.cuda.device_count()
     with pytest.raises(batchlin.UnavailableError, match=f"no CUDA device {n}"):
         batchlin.backend_for("qr", (4, 8, 8), "float32", device=f"cuda:{n}")
+    call = batchlin._native.DeviceCall("qr", "float32", [0, 8, 8], [64, 8, 1])
     with pytest.raises(batchlin.UnavailableError, match=f"no CUDA device {n}"):
-        batchlin._native.run_cuda("qr", "float32", (0, [0, 8, 8], [64, 8, 1]),
-                                  [(0, [0, 8, 8], [64, 8, 1]), (0, [0, 8, 8], [64, 8, 1])],
-                                  None, n, 0)
+        call(0, (0, 0), None, n, 0)
 
 
 @needs_torch_cuda

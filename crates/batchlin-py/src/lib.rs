@@ -6,13 +6,14 @@
 //! the GIL and passes the call to the core's one entry, `batchlin::run`
 //! (docs/ARCHITECTURE.md), through the glue all bindings of this crate share (`glue`).
 //!
-//! Device memory (CUDA): `run_cuda` is the one device call, for every operation. It takes
-//! the raw device addresses, shapes and element strides of the input (read in place) and
-//! of the outputs (allocated by the caller's framework on the input's device, in the
-//! order `output_shapes` gives), the device ordinal and the caller's stream; the core
-//! queues the work there and returns without synchronising (see
-//! `python/batchlin/_front.py`, `device_run`). Which operations a GPU runs is the core's
-//! answer: an UnavailableError with its message for the others.
+//! Device memory (CUDA): `DeviceCall` is the one device call, for every operation. Made
+//! once per input layout (operation, dtype, shape, element strides), it is then called
+//! with the raw device addresses of the input (read in place) and of the outputs
+//! (allocated by the caller's framework on the input's device, one buffer or one each,
+//! in the layout it gives), the device ordinal and the caller's stream; the core queues
+//! the work there and returns without synchronising (see `python/batchlin/_front.py`,
+//! `device_spec`). Which operations a GPU runs is the core's answer: an UnavailableError
+//! with its message for the others.
 
 use batchlin::view::contiguous_strides;
 use batchlin::{
@@ -290,7 +291,7 @@ fn svd<'py>(
 
 /// `output_shapes(variant, shape, uplo="L") -> [shape or None, ...]`: the output slots of
 /// an operation variant ("qr", "qr-complete", "qr-r", "eigh", "eigvalsh", "svd",
-/// "svd-full", "svdvals") on input of `shape`, in the order `run_cuda` takes them and the
+/// "svd-full", "svdvals") on input of `shape`, in the order `DeviceCall` takes them and the
 /// host calls return them (None: not computed by this variant). The info words have the
 /// batch shape.
 #[pyfunction]
@@ -309,63 +310,207 @@ fn output_shapes(
         .collect())
 }
 
-/// `run_cuda(variant, dtype, a, outs, info_ptr, ordinal, stream, uplo="L", backend=None)`:
-/// one operation on memory of CUDA device `ordinal`, queued on `stream` (a `CUstream` of
-/// that device's primary context, the one PyTorch and CuPy use; 0 is the legacy default
-/// stream). Returns once the work is queued: no host synchronisation.
+/// Where each output of a device call starts in one buffer holding them all, and where
+/// the info words start after them: cudaMalloc's alignment (the kernels' vector loads
+/// need at most 16 bytes), as separately allocated outputs would have.
+const OUT_ALIGN: usize = 256;
+
+/// `DeviceCall(variant, dtype, shape, strides=None, uplo="L", backend=None)`: one
+/// operation on CUDA memory for an input of this shape and these element strides (None:
+/// row-major contiguous), checked and converted once; calling it queues the work.
 ///
-/// `variant` as `output_shapes` takes it; `dtype` "float32" or "float64". `a` and each of
-/// `outs` are `(address, shape, strides in elements)`; `outs` holds one buffer per present
-/// slot of `output_shapes`, in its order, allocated by the caller on the same device
-/// (strides None: row-major contiguous);
-/// `info_ptr` the batch's 32-bit info words there (None: not wanted). The caller keeps
-/// every buffer alive until the stream has run the work. What the device cannot do (a
-/// missing ordinal, an operation without a CUDA kernel) comes back as the core's
-/// UnavailableError.
-#[pyfunction]
-#[pyo3(signature = (variant, dtype, a, outs, info_ptr, ordinal, stream, uplo="L", backend=None))]
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn run_cuda(
-    py: Python<'_>,
-    variant: &str,
-    dtype: &str,
-    a: (usize, Vec<usize>, Option<Vec<isize>>),
-    outs: Vec<(usize, Vec<usize>, Option<Vec<isize>>)>,
-    info_ptr: Option<usize>,
-    ordinal: usize,
-    stream: usize,
-    uplo: &str,
-    backend: Option<&str>,
-) -> PyResult<()> {
-    let op = glue::operation(variant, uplo).map_err(to_py)?;
-    let dtype = dtype_arg(dtype)?;
-    let opts = options(backend)?;
-    let raw = |(ptr, shape, strides): (usize, Vec<usize>, Option<Vec<isize>>)| {
+/// The Python front doors keep one per input layout (`batchlin/_front.py`,
+/// `device_spec`), so that a call passes only addresses: no strings parsed, no shapes
+/// converted, no output shapes worked out per call. `variant` as `output_shapes` takes
+/// it; `dtype` "float32" or "float64". The outputs are row-major contiguous, in slot
+/// order; `outputs` gives each present slot's shape and its byte offset in one buffer of
+/// `nbytes` holding them all, and `info_offset` where the info words (`info_len` u32s)
+/// may follow them in that buffer (`info_offset + 4 * info_len` bytes in all).
+///
+/// `call(a, out, info, ordinal, stream)`: `a` the input's device address; `out` either
+/// the address of one buffer laid out as `outputs` says or a tuple of one address per
+/// present slot; `info` the info words' address (None: not wanted; the core writes them
+/// to scratch of its own); `ordinal` the CUDA device holding every buffer, `stream` a
+/// `CUstream` of that device's primary context (the one PyTorch and CuPy use; 0 is the
+/// legacy default stream). Returns once the work is queued: no host synchronisation. The
+/// caller keeps every buffer alive until the stream has run the work. What the device
+/// cannot do (a missing ordinal, an operation without a CUDA kernel) comes back as the
+/// core's UnavailableError.
+#[pyclass(frozen, module = "batchlin._native")]
+struct DeviceCall {
+    op: Operation,
+    dtype: DType,
+    opts: Options,
+    /// The input's layout (`ptr` unused).
+    a: Raw,
+    /// One per present slot: its layout, `ptr` its byte offset in the shared buffer.
+    outs: Vec<Raw>,
+    /// Per slot: the index into `outs`, None where the variant computes nothing.
+    slots: Vec<Option<usize>>,
+    info_len: usize,
+    info_offset: usize,
+    nbytes: usize,
+}
+
+/// The outputs' place: one buffer (the layout `DeviceCall.outputs` gives) or one address
+/// per present slot.
+#[derive(FromPyObject)]
+enum OutAddrs {
+    Base(usize),
+    Each(Vec<usize>),
+}
+
+#[pymethods]
+impl DeviceCall {
+    #[new]
+    #[pyo3(signature = (variant, dtype, shape, strides=None, uplo="L", backend=None))]
+    fn new(
+        variant: &str,
+        dtype: &str,
+        shape: Vec<usize>,
+        strides: Option<Vec<isize>>,
+        uplo: &str,
+        backend: Option<&str>,
+    ) -> PyResult<Self> {
+        let op = glue::operation(variant, uplo).map_err(to_py)?;
+        let dtype = dtype_arg(dtype)?;
+        let opts = options(backend)?;
         let strides = match strides {
+            Some(s) if s.len() != shape.len() => {
+                return Err(PyValueError::new_err(format!(
+                    "batchlin argument error: strides {s:?} do not match shape {shape:?}"
+                )))
+            }
             Some(s) => s,
             None => contiguous_strides(&shape).map_err(to_py)?,
         };
-        PyResult::Ok(Raw {
-            ptr,
-            shape,
-            strides,
+        let (batch, m, n) = split(&shape)?;
+        let es = dtype.size();
+        let mut outs = Vec::new();
+        let mut slots = Vec::new();
+        let mut end = 0usize;
+        let too_large = || {
+            PyValueError::new_err(format!(
+                "batchlin overflow error: the outputs for shape {shape:?} are too large"
+            ))
+        };
+        for slot in glue::slots(op, batch, m, n).map_err(to_py)? {
+            let Some(out_shape) = slot.shape else {
+                slots.push(None);
+                continue;
+            };
+            let out_strides = contiguous_strides(&out_shape).map_err(to_py)?;
+            let bytes = out_shape
+                .iter()
+                .try_fold(es, |b, &d| b.checked_mul(d))
+                .ok_or_else(too_large)?;
+            let at = end.next_multiple_of(OUT_ALIGN);
+            end = at.checked_add(bytes).ok_or_else(too_large)?;
+            slots.push(Some(outs.len()));
+            outs.push(Raw {
+                ptr: at,
+                shape: out_shape,
+                strides: out_strides,
+            });
+        }
+        let info_len: usize = batch.iter().product();
+        let info_offset = end.next_multiple_of(OUT_ALIGN);
+        Ok(DeviceCall {
+            op,
+            dtype,
+            opts,
+            a: Raw {
+                ptr: 0,
+                shape,
+                strides,
+            },
+            outs,
+            slots,
+            info_len,
+            info_offset,
+            nbytes: end,
         })
-    };
-    let a = raw(a)?;
-    let outs: Vec<Raw> = outs.into_iter().map(raw).collect::<PyResult<_>>()?;
-    let (batch, _, _) = split(&a.shape)?;
-    let info = info_ptr.map(|ptr| RawInfo {
-        ptr,
-        len: batch.iter().product(),
-    });
-    // SAFETY: the caller's contract above (device memory of `ordinal`, alive until the
-    // stream has run the work; the stream of that device's primary context).
-    let place = Place::Cuda {
-        ordinal,
-        stream: unsafe { Stream::from_raw(stream as *mut std::ffi::c_void) },
-    };
-    py.detach(|| unsafe { glue::run_raw(dtype, op, place, &a, &outs, info, &opts) })
-        .map_err(to_py)
+    }
+
+    /// Per output slot: None where the variant computes nothing, else (shape, byte offset
+    /// in one buffer holding every output).
+    #[getter]
+    fn outputs(&self) -> Vec<Option<(Vec<usize>, usize)>> {
+        self.slots
+            .iter()
+            .map(|s| s.map(|i| (self.outs[i].shape.clone(), self.outs[i].ptr)))
+            .collect()
+    }
+
+    /// Bytes of one buffer holding every output (the info words not included).
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.nbytes
+    }
+
+    /// Where the info words start in a buffer holding the outputs and them.
+    #[getter]
+    fn info_offset(&self) -> usize {
+        self.info_offset
+    }
+
+    /// The number of info words (one a matrix; the batch shape is the input's).
+    #[getter]
+    fn info_len(&self) -> usize {
+        self.info_len
+    }
+
+    #[pyo3(signature = (a, out, info, ordinal, stream))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        a: usize,
+        out: OutAddrs,
+        info: Option<usize>,
+        ordinal: usize,
+        stream: usize,
+    ) -> PyResult<()> {
+        let addrs: Vec<usize> = match out {
+            OutAddrs::Base(base) => self
+                .outs
+                .iter()
+                .map(|o| base.checked_add(o.ptr))
+                .collect::<Option<_>>()
+                .ok_or_else(|| PyValueError::new_err("batchlin argument error: bad address"))?,
+            OutAddrs::Each(v) => v,
+        };
+        if addrs.len() != self.outs.len() {
+            return Err(PyValueError::new_err(format!(
+                "batchlin argument error: {} takes {} output addresses, got {}",
+                self.op.variant(),
+                self.outs.len(),
+                addrs.len()
+            )));
+        }
+        let outs: Vec<Raw> = self
+            .outs
+            .iter()
+            .zip(addrs)
+            .map(|(o, ptr)| Raw { ptr, ..o.clone() })
+            .collect();
+        let a = Raw {
+            ptr: a,
+            ..self.a.clone()
+        };
+        let info = info.map(|ptr| RawInfo {
+            ptr,
+            len: self.info_len,
+        });
+        // SAFETY: the caller's contract above (device memory of `ordinal`, alive until the
+        // stream has run the work; the stream of that device's primary context).
+        let place = Place::Cuda {
+            ordinal,
+            stream: unsafe { Stream::from_raw(stream as *mut std::ffi::c_void) },
+        };
+        let (dtype, op, opts) = (self.dtype, self.op, &self.opts);
+        py.detach(|| unsafe { glue::run_raw(dtype, op, place, &a, &outs, info, opts) })
+            .map_err(to_py)
+    }
 }
 
 /// A dtype name after promotion: "float32" or "float64".
@@ -501,7 +646,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eigh, m)?)?;
     m.add_function(wrap_pyfunction!(svd, m)?)?;
     m.add_function(wrap_pyfunction!(output_shapes, m)?)?;
-    m.add_function(wrap_pyfunction!(run_cuda, m)?)?;
+    m.add_class::<DeviceCall>()?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_absent_reason, m)?)?;
