@@ -18,14 +18,15 @@ dtype rules (decided for batchlin; numpy.linalg's own behaviour noted):
   a TypeError, so code written for numpy.linalg's TypeError catches it too).
 
 Device memory (CUDA): every operation on torch CUDA tensors and CuPy arrays goes to the
-native layer's one device call (`device_run` below; `batchlin.torch._cuda` for torch,
-`cupy_run` for CuPy), on the input's device (torch's ``tensor.device.index``, CuPy's
+native layer's one device call (`_native.DeviceCall`, made once per input layout by
+`device_spec` below and run by `DeviceSpec.run`; `batchlin.torch._cuda` for torch,
+`cupy_run` for CuPy), on the input's device (torch's ``tensor.get_device()``, CuPy's
 ``a.device.id``): the input is read where it lies (a contiguous copy is made on the
 device, by the framework, only when its batch dimensions do not collapse to one stride or
 a stride is negative), dtypes are promoted on the device as above, the outputs are
-allocated by the caller's framework on the same device (in the order
-`_native.output_shapes` gives), and the work is queued on that device's current stream
-with no host synchronisation. Which operations a GPU runs, and which devices exist, is
+allocated by the caller's framework on the same device (small ones as views into one
+allocation: `SHARED_OUTPUTS_MAX`), and the work is queued on that device's current
+stream with no host synchronisation. Which operations a GPU runs, and which devices exist, is
 the core's answer: what it cannot do comes back as its UnavailableError, with its
 message. JAX arrays (CPU and GPU, concrete or traced) go through XLA's FFI instead
 (`batchlin/_jax.py`); they reach `to_host` below only where batchlin's FFI handlers
@@ -222,7 +223,7 @@ def device_error(framework: str, device: str, op: str = "qr",
                  why: str | None = None) -> UnavailableError:
     """The error for an input on a device batchlin has no backend for, saying why and
     what to do instead. `device` as "cuda:0". (What a CUDA device cannot do is the
-    core's answer: `device_run`.)"""
+    core's answer: `DeviceSpec.run`.)"""
     if why is None:
         reason = gpu_absent_reason()
         if reason is not None and (device == "cuda" or device.startswith("cuda:")):
