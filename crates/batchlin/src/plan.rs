@@ -207,13 +207,33 @@ fn plan_forced(
         Place::Host => 0,
     };
     let dev = cuda::device(ordinal)?;
-    let caps = dev.caps();
+    let (kernel, params) = cuda_kernel(problem, dev.caps(), opts)?;
+    let copies = matches!(place, Place::Host).then(|| host_copies(problem));
+    Ok(Plan {
+        problem: *problem,
+        backend,
+        kernel,
+        params,
+        ordinal: Some(ordinal),
+        copies,
+        source,
+    })
+}
+
+/// The CUDA kernel for `problem` on a device of `caps`, and its parameters: the forced
+/// one (`opts.kernel`), else the rules' preference. Composite kernels (the SVD's `tall`,
+/// QR first) plan their steps with it.
+pub(crate) fn cuda_kernel(
+    problem: &Problem,
+    caps: &cuda::DeviceCaps,
+    opts: &Options,
+) -> Result<(&'static Kernel, KernelParams)> {
     let prefer = match problem.op() {
         Op::Qr => cuda::qr::preference(problem, caps),
         Op::Eigh => cuda::eigh::preference(problem),
-        _ => Vec::new(),
+        Op::Svd => cuda::svd::preference(problem),
     };
-    let kernel = pick(problem, backend, &Target::Cuda(caps), opts, &prefer)?;
+    let kernel = pick(problem, Backend::Cuda, &Target::Cuda(caps), opts, &prefer)?;
     let params = match kernel.name {
         "blocked" => KernelParams::QrBlocked {
             panel: match opts.params.qr_blocked_panel {
@@ -235,16 +255,7 @@ fn plan_forced(
         },
         _ => KernelParams::None,
     };
-    let copies = matches!(place, Place::Host).then(|| host_copies(problem));
-    Ok(Plan {
-        problem: *problem,
-        backend,
-        kernel,
-        params,
-        ordinal: Some(ordinal),
-        copies,
-        source,
-    })
+    Ok((kernel, params))
 }
 
 /// The kernel: the one forced (checked), else the first of `prefer` the registry says
@@ -428,6 +439,27 @@ mod tests {
                     assert_eq!(k.name, want, "{p}");
                 }
             }
+        }
+    }
+
+    /// Matrices at least four times longer than wide go to `tall` (QR first) for thin
+    /// factors and values; full factors stay with the square kernels.
+    #[test]
+    fn far_from_square_svds_go_to_the_tall_kernel() {
+        let caps = h200();
+        let opts = Options::default();
+        for (variant, m, n, want) in [
+            (Variant::SvdThin, 2048, 64, "tall"),
+            (Variant::Svdvals, 64, 2048, "tall"),
+            (Variant::SvdThin, 128, 32, "tall"),
+            (Variant::SvdFull, 2048, 64, "jacobi"),
+            (Variant::SvdThin, 127, 32, "jacobi"),
+            (Variant::SvdThin, 64, 16, "tall"),
+            (Variant::SvdThin, 48, 16, "warp"),
+        ] {
+            let p = Problem::new(variant, DType::F32, 256, m, n);
+            let (k, _) = cuda_kernel(&p, &caps, &opts).unwrap();
+            assert_eq!(k.name, want, "{p}");
         }
     }
 }

@@ -166,6 +166,14 @@ pub static KERNELS: &[Kernel] = &[
         about: "one-sided Jacobi, a block a matrix, a warp a column pair (any shape)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_jacobi(p, caps)),
     },
+    Kernel {
+        op: Op::Svd,
+        backend: Backend::Cuda,
+        name: "tall",
+        about: "QR first (the QR kernels), the SVD of R by the square kernels, U = Q U_R by a \
+                batched product (far from square; thin factors or values)",
+        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_tall(p, caps)),
+    },
 ];
 
 /// The kernels of one operation and backend, in registry order.

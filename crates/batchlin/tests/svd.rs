@@ -474,7 +474,17 @@ fn svd_structured_f64() {
 fn svd_extreme_magnitudes_f32() {
     let t = tol::<f32>();
     let mut g = rng(214);
-    for (m, n) in [(4, 4), (17, 9), (9, 17), (32, 32), (40, 40), (48, 16)] {
+    // 80x16 and 16x80 go to the CUDA `tall` kernel (QR first).
+    for (m, n) in [
+        (4, 4),
+        (17, 9),
+        (9, 17),
+        (32, 32),
+        (40, 40),
+        (48, 16),
+        (80, 16),
+        (16, 80),
+    ] {
         let base = gaussian(&mut g, m, n);
         let mx = base.max_abs();
         let mats = [base.clone(), base.scale(1e-30 / mx), base.scale(1e37 / mx)];
@@ -521,7 +531,7 @@ fn svd_extreme_magnitudes_f32() {
 fn svd_extreme_magnitudes_f64() {
     let t = tol::<f64>();
     let mut g = rng(215);
-    for (m, n) in [(5, 5), (33, 20), (20, 40)] {
+    for (m, n) in [(5, 5), (33, 20), (20, 40), (100, 20)] {
         let base = gaussian(&mut g, m, n);
         let mx = base.max_abs();
         let mats = [base.scale(1e-300 / mx), base.scale(1e300 / mx)];
@@ -859,6 +869,9 @@ fn every_cuda_kernel<T: Real>(seed: u64) {
     }
     shapes.push((1, 1));
     shapes.push((2, 2));
+    // Past the QR kernels' bounds (`tall`'s first step): more than 64 columns, more than
+    // 128 rows (TSQR).
+    shapes.extend([(300, 70), (70, 300), (600, 40), (40, 600)]);
     for k in batchlin::registry::kernels(Op::Svd, Backend::Cuda) {
         let opts = Options::with_kernel(Backend::Cuda, k.name);
         for &(m, n) in &shapes {
@@ -939,4 +952,42 @@ fn svd_every_cuda_kernel_f32() {
 #[test]
 fn svd_every_cuda_kernel_f64() {
     every_cuda_kernel::<f64>(231);
+}
+
+/// The `tall` kernel on a batch past one launch of its batched product (65535 matrices):
+/// every matrix, the last ones included, reconstructs and is orthonormal.
+#[test]
+fn svd_tall_batch_beyond_one_product_launch() {
+    if !backends(Op::Svd).contains(&Backend::Cuda) {
+        return;
+    }
+    let t = tol::<f32>();
+    let mut g = rng(232);
+    let (m, n, batch) = (8, 2, 65537);
+    let mats: Vec<M> = (0..batch).map(|_| gaussian(&mut g, m, n)).collect();
+    let inp = Input::<f32>::contiguous(&mats, &[batch], m, n);
+    let opts = Options::with_kernel(Backend::Cuda, "tall");
+    let (res, info) = batchlin::svd_ex(&inp.view(), false, true, &opts).expect("tall svd");
+    let (s, u, vh) = (
+        tensor_vecs(&res.s),
+        tensor_mats(res.u.as_ref().unwrap()),
+        tensor_mats(res.vh.as_ref().unwrap()),
+    );
+    for i in [0, 1, 65534, 65535, 65536] {
+        let c = format!("tall 8x2 #{i} of {batch}");
+        assert!(
+            !info[i].nonfinite() && !info[i].not_converged(),
+            "{c}: {:#x}",
+            info[i].0
+        );
+        check_svd(
+            &inp.mats[i],
+            Some(&u[i]),
+            &s[i].d,
+            Some(&vh[i]),
+            false,
+            t,
+            &c,
+        );
+    }
 }

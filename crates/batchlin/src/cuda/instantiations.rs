@@ -186,6 +186,14 @@ pub(crate) fn blocked() -> Vec<(String, String)> {
     v
 }
 
+/// The `tall` SVD's own steps (kernels/svd.cu): "scale" or "finish".
+pub(crate) fn svd_tall_inst(tn: &str, ct: &str, step: &str) -> (String, String) {
+    (
+        format!("svd_tall_{step}_{tn}"),
+        format!("BL_SVD_TALL_{}({tn}, {ct})", step.to_uppercase()),
+    )
+}
+
 /// Every kernel instantiation: (kernel name, instantiation line). Each is one module,
 /// built from [`module_source`].
 pub(crate) fn all() -> Vec<(String, String)> {
@@ -228,6 +236,9 @@ pub(crate) fn all() -> Vec<(String, String)> {
             format!("svd_jacobi_{tn}"),
             format!("BL_SVD_JACOBI({tn}, {ct})"),
         ));
+        for step in ["scale", "finish"] {
+            insts.push(svd_tall_inst(tn, ct, step));
+        }
         for step in ["pack", "unpack"] {
             insts.push((
                 format!("cus_eigh_{step}_{tn}"),

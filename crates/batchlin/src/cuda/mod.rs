@@ -293,7 +293,7 @@ fn run_device<T: Real>(
                     vh,
                     info,
                 };
-                svd::run::<T>(&dev.dev, stream, &call, plan.kernel.name)
+                svd::dispatch::<T>(dev, stream, &call, plan.kernel.name)
             }
             _ => Err(Error::Argument(
                 "internal: the outputs do not match the operation".into(),

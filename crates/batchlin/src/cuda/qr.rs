@@ -732,7 +732,7 @@ pub(crate) unsafe fn eye<T: Real>(
     launch(f, (blocks, 1), 256, 0, stream, &p)
 }
 
-unsafe fn gemm<T: Real>(dev: &Device, stream: RawStream, g: GemmArgs) -> Result<()> {
+pub(crate) unsafe fn gemm<T: Real>(dev: &Device, stream: RawStream, g: GemmArgs) -> Result<()> {
     let (tn, ct) = tname::<T>();
     let f = dev.function(&format!("gemm_{tn}"), &format!("BL_GEMM({tn}, {ct})"), 0)?;
     let tiles = (g.m as u32).div_ceil(64) * (g.n as u32).div_ceil(64);

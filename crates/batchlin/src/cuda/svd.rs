@@ -2,14 +2,18 @@
 //! matrix goes in transposed, by its strides): the `jacobi` kernel, one block a matrix,
 //! the work in shared memory where it fits and in global scratch beyond, so it takes
 //! every shape; the `warp` kernel, a warp a matrix in registers, for up to 32 columns
-//! (64 rows in float32, 32 in float64). Their launch and sizing are here;
-//! docs/proposals/gpu-eigh-svd.md has the design and the measurements.
+//! (64 rows in float32, 32 in float64); the `tall` composite, QR first (the QR kernels),
+//! the SVD of R by the square kernels and U = Q U_R by a batched product, for matrices
+//! far from square. Their launch and sizing are here; docs/proposals/gpu-eigh-svd.md has
+//! the design and the measurements.
 
 use super::driver::{launch, Device, Func, RawStream, Scratch};
 use super::instantiations as insts;
-use super::qr::KMat;
-use super::DeviceCaps;
-use crate::{Error, Problem, Real, Result};
+use super::qr::{GemmArgs, KMat};
+use super::{CudaDevice, DeviceCaps};
+use crate::plan::{self, Plan};
+use crate::problem::{Backend, Options, Variant};
+use crate::{Error, Problem, QrMode, Real, Result};
 
 /// Mirrors `struct SvdArgs` in kernels/svd.cu.
 #[repr(C)]
@@ -85,6 +89,27 @@ pub(crate) fn supports_warp(p: &Problem, _caps: &DeviceCaps) -> bool {
     let (pp, q, _) = dims(p, false);
     warp_shape(super::qr::tname_of(p.dtype), pp, q).is_some()
 }
+
+/// `tall` computes thin factors and values alone (full_matrices stays with `jacobi`).
+pub(crate) fn supports_tall(p: &Problem, _caps: &DeviceCaps) -> bool {
+    let (pp, q, _) = dims(p, false);
+    p.variant != Variant::SvdFull && pp.saturating_mul(q) <= MAX_ELEMS
+}
+
+/// The kernels the planner tries first, in order: `tall` where the matrix is at least
+/// `TALL_RATIO` times longer than wide (QR first then costs less than the Jacobi sweeps
+/// over long columns), else the registry's order (`warp` where it fits, then `jacobi`).
+pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
+    let (pp, q, _) = dims(p, false);
+    if q >= 2 && pp >= TALL_RATIO * q {
+        vec!["tall"]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Aspect ratio from which the planner takes `tall` (docs/proposals/gpu-eigh-svd.md).
+const TALL_RATIO: usize = 4;
 
 pub(crate) fn supports_jacobi(p: &Problem, _caps: &DeviceCaps) -> bool {
     let (pp, _, xc) = dims(p, true);
@@ -279,4 +304,281 @@ pub(crate) unsafe fn run<T: Real>(
         b0 += cnt;
     }
     Ok(())
+}
+
+/// Mirrors `struct SvdTallArgs` in kernels/svd.cu.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+struct SvdTallArgs {
+    a: u64,
+    a_bs: i64,
+    a_rs: i64,
+    a_cs: i64,
+    w: u64,
+    mx: u64,
+    s: u64,
+    s_bs: i64,
+    s_cs: i64,
+    u: u64,
+    u_bs: i64,
+    u_rs: i64,
+    u_cs: i64,
+    vh: u64,
+    vh_bs: i64,
+    vh_rs: i64,
+    vh_cs: i64,
+    info: u64,
+    batch: i32,
+    p: i32,
+    q: i32,
+}
+
+/// The transposed view.
+fn t(k: KMat) -> KMat {
+    KMat {
+        rs: k.cs,
+        cs: k.rs,
+        ..k
+    }
+}
+
+/// A row-major r x c matrix a batch entry at `ptr`.
+fn dense(ptr: u64, r: usize, c: usize) -> KMat {
+    KMat {
+        ptr,
+        bs: (r * c) as i64,
+        rs: c as i64,
+        cs: 1,
+    }
+}
+
+/// The plan the rules give a step of a composite kernel.
+fn step_plan(dev: &CudaDevice, p: Problem) -> Result<Plan> {
+    let (kernel, params) = plan::cuda_kernel(&p, dev.caps(), &Options::default())?;
+    Ok(Plan {
+        problem: p,
+        backend: Backend::Cuda,
+        kernel,
+        params,
+        ordinal: Some(dev.caps().ordinal),
+        copies: None,
+        source: "rules",
+    })
+}
+
+/// One SVD call by the registry's kernel `kernel`.
+///
+/// # Safety
+/// As `run`.
+pub(crate) unsafe fn dispatch<T: Real>(
+    dev: &CudaDevice,
+    stream: RawStream,
+    c: &Call,
+    kernel: &str,
+) -> Result<()> {
+    match kernel {
+        "tall" => run_tall::<T>(dev, stream, c),
+        k => run::<T>(&dev.dev, stream, c, k),
+    }
+}
+
+/// The `tall` kernel: A (the tall p x q orientation) scaled by 2^-E into a row-major
+/// copy, its QR by the QR kernel the rules pick, the SVD of the q x q R (of R^T for a
+/// wide A) by the square kernel they pick, then the factor the QR's Q multiplies by a
+/// batched product, S scaled back, the info words' overflow and rank bits for A, and the
+/// sign convention on U.
+unsafe fn run_tall<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -> Result<()> {
+    let (m, n, batch) = (c.m, c.n, c.batch);
+    let wide = m < n;
+    let (p, q) = (m.max(n), m.min(n));
+    let vectors = c.u.is_some();
+    if vectors && c.full && p != q {
+        return Err(Error::Argument(format!(
+            "the CUDA tall SVD kernel gives thin factors and values; full matrices of \
+             {m}x{n} go to jacobi"
+        )));
+    }
+    let (d, es) = (&dev.dev, std::mem::size_of::<T>());
+    let (tn, ct) = super::qr::tname::<T>();
+    let mut sc = Scratch::new(stream);
+    let a = if wide { t(c.a) } else { c.a };
+    let mx = sc.alloc(batch * 8)?;
+    super::qr_blocked::max_abs_bits::<T>(d, stream, batch, p, q, a, mx)?;
+    let w = sc.alloc(batch * p * q * es)?;
+    let mut g = SvdTallArgs {
+        a: a.ptr,
+        a_bs: a.bs,
+        a_rs: a.rs,
+        a_cs: a.cs,
+        w,
+        mx,
+        s: c.s.ptr,
+        s_bs: c.s.bs,
+        s_cs: c.s.cs,
+        info: c.info,
+        batch: super::qr::batch_arg(batch)?,
+        p: p as i32,
+        q: q as i32,
+        ..Default::default()
+    };
+    let (name, inst) = insts::svd_tall_inst(tn, ct, "scale");
+    let blocks = (batch * p * q).div_ceil(256).min(1 << 16) as u32;
+    launch(
+        d.function(&name, &inst, 0)?,
+        (blocks, 1),
+        256,
+        0,
+        stream,
+        &g,
+    )?;
+
+    // A 2^-E = Q R (Q only for the factors).
+    let (variant, mode) = if vectors {
+        (Variant::QrReduced, QrMode::Reduced)
+    } else {
+        (Variant::QrR, QrMode::R)
+    };
+    let qplan = step_plan(dev, Problem::new(variant, T::DTYPE, batch, p, q))?;
+    let qm = if vectors {
+        Some(dense(sc.alloc(batch * p * q * es)?, p, q))
+    } else {
+        None
+    };
+    let r = dense(sc.alloc(batch * q * q * es)?, q, q);
+    super::run_qr::<T>(
+        dev,
+        &qplan,
+        stream,
+        (batch, p, q),
+        mode,
+        dense(w, p, q),
+        qm,
+        r,
+        0,
+    )?;
+
+    // The square SVD: R = U_R S Vh_R (tall), or R^T = U S Vh_L (wide, U is A's). `x` is
+    // the factor Q multiplies: U_R, or Vh_L^T.
+    let x = dense(
+        sc.alloc(if vectors { batch * q * q * es } else { 0 })?,
+        q,
+        q,
+    );
+    let inner = Call {
+        batch,
+        m: q,
+        n: q,
+        a: if wide { t(r) } else { r },
+        full: false,
+        u: if !vectors {
+            None
+        } else if wide {
+            c.u
+        } else {
+            Some(x)
+        },
+        s: c.s,
+        vh: if !vectors {
+            None
+        } else if wide {
+            Some(x)
+        } else {
+            c.vh
+        },
+        info: c.info,
+    };
+    let variant = if vectors {
+        Variant::SvdThin
+    } else {
+        Variant::Svdvals
+    };
+    let splan = step_plan(dev, Problem::new(variant, T::DTYPE, batch, q, q))?;
+    dispatch::<T>(dev, stream, &inner, splan.kernel.name)?;
+
+    if let (Some(qm), Some(u), Some(vh)) = (qm, c.u, c.vh) {
+        // U = Q U_R (tall), or Vh^T = Q Vh_L^T (wide).
+        let (b, out) = if wide { (t(x), t(vh)) } else { (x, u) };
+        let mut b0 = 0;
+        while b0 < batch {
+            // The product's grid holds 65535 matrices a launch.
+            let cnt = (batch - b0).min(65535);
+            let off = |k: &KMat| k.ptr + (b0 as i64 * k.bs * es as i64) as u64;
+            super::qr::gemm::<T>(
+                d,
+                stream,
+                GemmArgs {
+                    a: off(&qm),
+                    a_bs: qm.bs,
+                    a_rs: qm.rs,
+                    a_cs: qm.cs,
+                    b: off(&b),
+                    b_bs: b.bs,
+                    b_rs: b.rs,
+                    b_cs: b.cs,
+                    c: off(&out),
+                    c_bs: out.bs,
+                    c_rs: out.rs,
+                    c_cs: out.cs,
+                    batch: cnt as i32,
+                    inner: 1,
+                    m: p as i32,
+                    m_last: p as i32,
+                    n: q as i32,
+                    kk: q as i32,
+                    ..Default::default()
+                },
+            )?;
+            b0 += cnt;
+        }
+        if !wide {
+            (g.u, g.u_bs, g.u_rs, g.u_cs) = (u.ptr, u.bs, u.rs, u.cs);
+            (g.vh, g.vh_bs, g.vh_rs, g.vh_cs) = (vh.ptr, vh.bs, vh.rs, vh.cs);
+        }
+    }
+    let (name, inst) = insts::svd_tall_inst(tn, ct, "finish");
+    let f = d.function(&name, &inst, 0)?;
+    let mut b0 = 0;
+    while b0 < batch {
+        // A block a matrix; the grid's x holds 2^31 - 1 blocks, so this is one launch
+        // but for the largest batches.
+        let cnt = (batch - b0).min(i32::MAX as usize);
+        let mut gb = g;
+        let shift = |ptr: u64, bs: i64| {
+            if ptr == 0 {
+                0
+            } else {
+                ptr + (b0 as i64 * bs * es as i64) as u64
+            }
+        };
+        gb.s = shift(g.s, g.s_bs);
+        gb.u = shift(g.u, g.u_bs);
+        gb.vh = shift(g.vh, g.vh_bs);
+        gb.mx = g.mx + 8 * b0 as u64;
+        gb.info = if g.info == 0 {
+            0
+        } else {
+            g.info + 4 * b0 as u64
+        };
+        gb.batch = cnt as i32;
+        launch(f, (cnt as u32, 1), 256, 0, stream, &gb)?;
+        b0 += cnt;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+
+    #[test]
+    fn tall_is_preferred_from_the_ratio_on() {
+        let pref = |m, n| preference(&Problem::new(Variant::SvdThin, DType::F32, 8, m, n));
+        for (m, n) in [(256, 64), (2048, 64), (64, 2048), (8, 2), (4096, 32)] {
+            assert_eq!(pref(m, n), vec!["tall"], "{m}x{n}");
+        }
+        for (m, n) in [(255, 64), (64, 64), (100, 64), (64, 100), (16, 1), (1, 16)] {
+            assert!(pref(m, n).is_empty(), "{m}x{n}");
+        }
+    }
 }

@@ -662,3 +662,103 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
     extern "C" __global__ void __launch_bounds__(32 * BL_SVD_WARPS) svd_warp_##TN##_p##P##_q##Q(SvdArgs g) { \
         bl_svd_warp<T, P, Q>(g);                                                            \
     }
+
+// ---------------------------------------------------------------------------------
+// The `tall` SVD (QR first; cuda/svd.rs `run_tall`): its two steps of its own around the
+// QR, square SVD and product kernels it reuses.
+
+// Mirrors `SvdTallArgs` in crates/batchlin/src/cuda/svd.rs.
+struct SvdTallArgs {
+    const void* a;  // the tall p x q orientation of A: (i, j) at a + i*a_rs + j*a_cs
+    bl_i64 a_bs, a_rs, a_cs;
+    void* w;  // the scaled copy, row-major p x q a matrix
+    const unsigned long long* mx;  // each matrix's max|a| as BlBits (bq_max)
+    void* s;
+    bl_i64 s_bs, s_cs;
+    void* u;  // NULL: no sign step (values alone, or A wide: U came from the square SVD)
+    bl_i64 u_bs, u_rs, u_cs;
+    void* vh;  // Vh, whose rows flip with U's columns
+    bl_i64 vh_bs, vh_rs, vh_cs;
+    unsigned int* info;
+    int batch, p, q;
+};
+
+template <typename T> __device__ __forceinline__ int bl_tall_exp(const SvdTallArgs& g, bl_i64 b) {
+    bool bad;
+    return bl_scale_exp(BlBits<T>::from(g.mx[b]), bad);
+}
+
+// w = A 2^-E (E the exponent of the matrix's max|a|; 0 for a zero or non-finite matrix,
+// which so reaches the square SVD as it is and is flagged there), row-major: the QR then
+// sees a well-scaled matrix, and R cannot leave the range whatever A's scale.
+template <typename T> __device__ void bl_svd_tall_scale(const SvdTallArgs& g) {
+    const bl_i64 per = (bl_i64)g.p * g.q, total = (bl_i64)g.batch * per;
+    for (bl_i64 idx = blockIdx.x * (bl_i64)blockDim.x + threadIdx.x; idx < total;
+         idx += (bl_i64)gridDim.x * blockDim.x) {
+        const bl_i64 b = idx / per, rem = idx - b * per;
+        const int i = (int)(rem / g.q), j = (int)(rem - (bl_i64)i * g.q);
+        const T x = ((const T*)g.a)[b * g.a_bs + i * g.a_rs + j * g.a_cs];
+        ((T*)g.w)[idx] = bl_scale2(x, -bl_tall_exp<T>(g, b));
+    }
+}
+
+// A block a matrix: S back to A's scale, the info word's overflow and rank bits judged
+// for A (the square SVD judged R's: q rows, not p), then the sign convention on U = Q U_R
+// (each column's first entry of largest |u| positive, Vh's row flipped with it), which
+// the product does not keep.
+template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
+    const bl_i64 b = blockIdx.x;
+    const int e = bl_tall_exp<T>(g, b);
+    T* s = (T*)g.s + b * g.s_bs;
+    if (threadIdx.x == 0) {
+        const T s0 = s[0];  // still scaled; the largest first
+        const T sq = s[(bl_i64)(g.q - 1) * g.s_cs];
+        for (int j = 0; j < g.q; ++j) s[(bl_i64)j * g.s_cs] = bl_scale2(s[(bl_i64)j * g.s_cs], e);
+        if (g.info) {
+            unsigned word = g.info[b];
+            if (!(word & BL_INFO_NONFINITE)) {
+                word &= ~(BL_INFO_RANK_DEFICIENT | BL_INFO_OVERFLOW);
+                if (sq <= T(g.p) * BlT<T>::eps() * s0 || s0 == T(0)) word |= BL_INFO_RANK_DEFICIENT;
+                if (bl_beyond_range(bl_scale2(s0, e))) word |= BL_INFO_OVERFLOW;
+            }
+            g.info[b] = word;
+        }
+    }
+    if (!g.u) return;
+    T* U = (T*)g.u + b * g.u_bs;
+    T* V = (T*)g.vh + b * g.vh_bs;
+    const int lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    for (int j = threadIdx.x >> 5; j < g.q; j += nw) {
+        // The first entry of largest |u| of column j: each lane's first, then the warp's.
+        T best = T(-1), lead = T(1);
+        int at = 0x7fffffff;
+        for (int i = lane; i < g.p; i += 32) {
+            const T x = U[(bl_i64)i * g.u_rs + (bl_i64)j * g.u_cs];
+            if (BlT<T>::abs_(x) > best) {
+                best = BlT<T>::abs_(x);
+                lead = x;
+                at = i;
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const T ob = __shfl_xor_sync(0xffffffffu, best, o);
+            const T ol = __shfl_xor_sync(0xffffffffu, lead, o);
+            const int oa = __shfl_xor_sync(0xffffffffu, at, o);
+            if (ob > best || (ob == best && oa < at)) {
+                best = ob;
+                lead = ol;
+                at = oa;
+            }
+        }
+        if (lead < T(0)) {  // NaN columns stay as they are
+            for (int i = lane; i < g.p; i += 32) U[(bl_i64)i * g.u_rs + (bl_i64)j * g.u_cs] *= T(-1);
+            for (int k = lane; k < g.q; k += 32) V[(bl_i64)j * g.vh_rs + (bl_i64)k * g.vh_cs] *= T(-1);
+        }
+    }
+}
+
+#define BL_SVD_TALL_SCALE(TN, T)                                                            \
+    extern "C" __global__ void __launch_bounds__(256) svd_tall_scale_##TN(SvdTallArgs g) { bl_svd_tall_scale<T>(g); }
+#define BL_SVD_TALL_FINISH(TN, T)                                                           \
+    extern "C" __global__ void __launch_bounds__(256) svd_tall_finish_##TN(SvdTallArgs g) { bl_svd_tall_finish<T>(g); }
