@@ -442,8 +442,8 @@ mod tests {
         }
     }
 
-    /// Matrices at least four times longer than wide go to `tall` (QR first) for thin
-    /// factors and values; full factors stay with the square kernels.
+    /// Matrices at least twice as long as wide that `warp` does not hold go to `tall` (QR
+    /// first) for thin factors and values; full factors stay with the square kernels.
     #[test]
     fn far_from_square_svds_go_to_the_tall_kernel() {
         let caps = h200();
@@ -451,11 +451,13 @@ mod tests {
         for (variant, m, n, want) in [
             (Variant::SvdThin, 2048, 64, "tall"),
             (Variant::Svdvals, 64, 2048, "tall"),
-            (Variant::SvdThin, 128, 32, "tall"),
+            (Variant::SvdThin, 128, 64, "tall"),
+            (Variant::SvdThin, 66, 33, "tall"),
             (Variant::SvdFull, 2048, 64, "jacobi"),
-            (Variant::SvdThin, 127, 32, "jacobi"),
-            (Variant::SvdThin, 64, 16, "tall"),
-            (Variant::SvdThin, 48, 16, "warp"),
+            (Variant::SvdThin, 127, 64, "jacobi"),
+            (Variant::SvdThin, 65, 33, "jacobi"),
+            (Variant::SvdThin, 64, 16, "warp"),
+            (Variant::SvdThin, 65, 16, "tall"),
         ] {
             let p = Problem::new(variant, DType::F32, 256, m, n);
             let (k, _) = cuda_kernel(&p, &caps, &opts).unwrap();

@@ -226,6 +226,10 @@ pub(crate) fn all() -> Vec<(String, String)> {
         insts.push((format!("gemm_{tn}"), format!("BL_GEMM({tn}, {ct})")));
         insts.push((format!("eye_{tn}"), format!("BL_EYE({tn}, {ct})")));
         insts.push((
+            format!("qr_unscale_r_{tn}"),
+            format!("BL_QR_UNSCALE_R({tn}, {ct})"),
+        ));
+        insts.push((
             format!("eigh_block_{tn}"),
             format!("BL_EIGH_BLOCK({tn}, {ct})"),
         ));

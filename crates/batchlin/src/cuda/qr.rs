@@ -75,7 +75,6 @@ pub(crate) struct QrArgs {
     pub qcols: i32,
     pub rrows: i32,
     pub wld: i32,
-    pub r_up: i32,
 }
 
 /// Mirrors `struct GemmArgs` in kernels/common.cu.
@@ -103,6 +102,22 @@ pub(crate) struct GemmArgs {
     pub m_last: i32,
     pub n: i32,
     pub kk: i32,
+}
+
+/// Mirrors `struct ScaleArgs` in kernels/common.cu.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct ScaleArgs {
+    pub x: u64,
+    pub x_bs: i64,
+    pub x_rs: i64,
+    pub x_cs: i64,
+    pub mx: u64,
+    pub info: u64,
+    pub batch: i32,
+    pub m: i32,
+    pub n: i32,
+    pub k: i32,
 }
 
 use super::instantiations as insts;
@@ -708,6 +723,17 @@ pub(crate) fn batch_arg(batch: usize) -> Result<i32> {
     i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))
 }
 
+/// The `kernel_<t>` function of a kernel instantiated by `MACRO(<t>, <C type>)` alone,
+/// without dynamic shared memory.
+fn typed_function<T: Real>(dev: &Device, kernel: &str, instantiation: &str) -> Result<Func> {
+    let (tn, ct) = tname::<T>();
+    dev.function(
+        &format!("{kernel}_{tn}"),
+        &format!("{instantiation}({tn}, {ct})"),
+        0,
+    )
+}
+
 /// Q = I for a batch of M x 0 matrices in complete mode (nothing to factor).
 pub(crate) unsafe fn eye<T: Real>(
     dev: &Device,
@@ -716,14 +742,13 @@ pub(crate) unsafe fn eye<T: Real>(
     m: usize,
     q: KMat,
 ) -> Result<()> {
-    let (tn, ct) = tname::<T>();
-    let f = dev.function(&format!("eye_{tn}"), &format!("BL_EYE({tn}, {ct})"), 0)?;
+    let f = typed_function::<T>(dev, "eye", "BL_EYE")?;
     let p = QrArgs {
         q: q.ptr,
         q_bs: q.bs,
         q_rs: q.rs,
         q_cs: q.cs,
-        batch: i32::try_from(batch).map_err(|_| Error::Overflow("batch too large".into()))?,
+        batch: batch_arg(batch)?,
         m: m as i32,
         qcols: m as i32,
         ..Default::default()
@@ -732,9 +757,35 @@ pub(crate) unsafe fn eye<T: Real>(
     launch(f, (blocks, 1), 256, 0, stream, &p)
 }
 
+/// TSQR's R times 2^E of each matrix (E the exponent of its max|a|, `mx` as
+/// `qr_blocked::max_abs_bits` keeps it), and `Info::OVERFLOW` in the info word of each
+/// finite matrix whose R then holds an entry beyond the range, as the CPU backends flag
+/// it (the single-launch kernels flag it as they store R).
+unsafe fn unscale_r<T: Real>(dev: &Device, stream: RawStream, c: &Call, mx: u64) -> Result<()> {
+    let k = c.m.min(c.n);
+    let total = c.batch * c.rrows * c.n;
+    if total == 0 {
+        return Ok(());
+    }
+    let f = typed_function::<T>(dev, "qr_unscale_r", "BL_QR_UNSCALE_R")?;
+    let p = ScaleArgs {
+        x: c.r.ptr,
+        x_bs: c.r.bs,
+        x_rs: c.r.rs,
+        x_cs: c.r.cs,
+        mx,
+        info: c.info,
+        batch: batch_arg(c.batch)?,
+        m: c.rrows as i32,
+        n: c.n as i32,
+        k: k as i32,
+    };
+    let blocks = total.div_ceil(256).min(4096) as u32;
+    launch(f, (blocks, 1), 256, 0, stream, &p)
+}
+
 pub(crate) unsafe fn gemm<T: Real>(dev: &Device, stream: RawStream, g: GemmArgs) -> Result<()> {
-    let (tn, ct) = tname::<T>();
-    let f = dev.function(&format!("gemm_{tn}"), &format!("BL_GEMM({tn}, {ct})"), 0)?;
+    let f = typed_function::<T>(dev, "gemm", "BL_GEMM")?;
     let tiles = (g.m as u32).div_ceil(64) * (g.n as u32).div_ceil(64);
     let mats = g.batch as u64 * g.inner as u64;
     if mats > 65535 {
@@ -774,7 +825,7 @@ unsafe fn tall<T: Real>(dev: &Device, stream: RawStream, c: &Call, sc: &mut Scra
     // A leaf unscaling its own R could leave the range where the matrix's entries are
     // near it (the R of 128 rows of 3e38 holds 3.4e39): the first level's leaves store
     // their R's scaled as the whole matrix times 2^-E (E from each matrix's max|a|, a
-    // read-only pass), the levels above keep that scale, and the top level scales back.
+    // read-only pass), the levels above keep that scale, and R is unscaled at the end.
     let mx = sc.alloc(batch * 8)?;
     super::qr_blocked::max_abs_bits::<T>(dev, stream, batch, m, n, c.a, mx)?;
     let mut cur = c.a;
@@ -857,10 +908,8 @@ unsafe fn tall<T: Real>(dev: &Device, stream: RawStream, c: &Call, sc: &mut Scra
     } else {
         QrKernel::Wy
     };
-    // R back to the input's scale (and Info::OVERFLOW where it leaves the range).
-    p.r_mx = mx;
-    p.r_up = 1;
     launch_single::<T>(dev, top_kind, stream, p, None)?;
+    unscale_r::<T>(dev, stream, c, mx)?;
     if !wantq {
         return Ok(());
     }
@@ -920,7 +969,8 @@ pub(crate) unsafe fn run<T: Real>(
 ) -> Result<()> {
     let mut sc = Scratch::new(stream);
     match kind {
-        // Every kernel flags an R beyond the range itself (Info::OVERFLOW).
+        // Every kernel flags an R beyond the range itself (BL_INFO_OVERFLOW); TSQR with
+        // its own pass, as it scales the batch in one.
         QrKernel::Tall => tall::<T>(dev, stream, c, &mut sc),
         QrKernel::Blocked => super::qr_blocked::run::<T>(dev, stream, c, &mut sc),
         k => launch_single::<T>(dev, k, stream, base_args(c), c.tile),

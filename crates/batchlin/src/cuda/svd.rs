@@ -96,20 +96,25 @@ pub(crate) fn supports_tall(p: &Problem, _caps: &DeviceCaps) -> bool {
     p.variant != Variant::SvdFull && pp.saturating_mul(q) <= MAX_ELEMS
 }
 
-/// The kernels the planner tries first, in order: `tall` where the matrix is at least
-/// `TALL_RATIO` times longer than wide (QR first then costs less than the Jacobi sweeps
-/// over long columns), else the registry's order (`warp` where it fits, then `jacobi`).
+/// The kernels the planner tries first: `tall` where the matrix is at least `TALL_RATIO`
+/// times longer than wide and `warp` does not hold it (QR first then costs less than the
+/// Jacobi sweeps over long columns), else the registry's order (`warp` where it fits,
+/// then `jacobi`).
 pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
     let (pp, q, _) = dims(p, false);
-    if q >= 2 && pp >= TALL_RATIO * q {
+    let warp = warp_shape(super::qr::tname_of(p.dtype), pp, q).is_some();
+    if q >= 2 && pp >= TALL_RATIO * q && !warp {
         vec!["tall"]
     } else {
         Vec::new()
     }
 }
 
-/// Aspect ratio from which the planner takes `tall` (docs/proposals/gpu-eigh-svd.md).
-const TALL_RATIO: usize = 4;
+/// The aspect ratio from which the planner takes `tall`. On the H200 (2026-12-03,
+/// docs/results/h200/2026-12-03-svd-tall) `tall` beat `jacobi` from 2:1 (1024x128x64
+/// float32 8.0 against 13.0 ms) up to 32:1 (256x2048x64 5.1 against 92); it tied `warp`
+/// at 4096x64x16 (0.389 against 0.394 ms), so `warp` keeps what it holds.
+const TALL_RATIO: usize = 2;
 
 pub(crate) fn supports_jacobi(p: &Problem, _caps: &DeviceCaps) -> bool {
     let (pp, _, xc) = dims(p, true);
@@ -574,10 +579,26 @@ mod tests {
     #[test]
     fn tall_is_preferred_from_the_ratio_on() {
         let pref = |m, n| preference(&Problem::new(Variant::SvdThin, DType::F32, 8, m, n));
-        for (m, n) in [(256, 64), (2048, 64), (64, 2048), (8, 2), (4096, 32)] {
+        for (m, n) in [
+            (128, 64),
+            (2048, 64),
+            (64, 2048),
+            (65, 2),
+            (4096, 32),
+            (66, 33),
+        ] {
             assert_eq!(pref(m, n), vec!["tall"], "{m}x{n}");
         }
-        for (m, n) in [(255, 64), (64, 64), (100, 64), (64, 100), (16, 1), (1, 16)] {
+        // Below 2:1, one column, or held by `warp` (64 rows, 32 columns in float32).
+        for (m, n) in [
+            (127, 64),
+            (64, 64),
+            (65, 33),
+            (64, 16),
+            (8, 2),
+            (16, 1),
+            (1, 16),
+        ] {
             assert!(pref(m, n).is_empty(), "{m}x{n}");
         }
     }

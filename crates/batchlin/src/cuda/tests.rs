@@ -1313,7 +1313,7 @@ fn sanitize_every_kernel() {
             println!("{:?} {family}: {ran} cases", T::DTYPE);
             assert!(ran > 0, "{family} ran no sanitizer case");
         }
-        // (batch, m, n, vectors, full_matrices, a NaN matrix): eigh takes n x n; 200 is
+        // (batch, m, n, vectors, full_matrices, a NaN matrix): eigh takes m x m; 200 is
         // past the shared-memory reach of both kernels (global scratch), 33 and 40 x 20
         // past the 32-column edge, 20 x 40 wide; 5 of 13 x 13 (eigh warp: 2 matrices a
         // warp, the last warp half empty) and 20 x 20 (its 32).
@@ -1326,6 +1326,9 @@ fn sanitize_every_kernel() {
             (2, 20, 40, true, true, false),
             (2, 100, 100, false, false, true),
             (2, 200, 200, true, false, true),
+            // SVD `tall`: QR by TSQR (past 128 rows), a wide one transposed.
+            (2, 160, 20, true, false, true),
+            (2, 20, 160, true, false, false),
         ];
         for op in [Op::Eigh, Op::Svd] {
             for k in registry::kernels(op, Backend::Cuda) {

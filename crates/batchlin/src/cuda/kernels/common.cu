@@ -16,9 +16,8 @@ struct QrArgs {
     void* r;
     bl_i64 r_bs, r_is, r_rs, r_cs;
     unsigned int* info;  // one word per matrix b (flat index)
-    // NULL, or each outer matrix's max|a| as BlBits, of exponent E: R is then stored times
-    // 2^-E (r_up 0: TSQR's leaves, scaled as the whole matrix) or 2^E (r_up 1: TSQR's top,
-    // scaled back); bl_r_exp. Every single-launch kernel but cluster honours it.
+    // NULL, or each outer matrix's max|a| as BlBits: R is then stored scaled as that whole
+    // matrix times 2^-E would give it (bl_r_exp; TSQR's leaves, kernels tile, wy, smem).
     const unsigned long long* r_mx;
     int batch;  // outer count
     int inner;
@@ -26,7 +25,6 @@ struct QrArgs {
     int qcols;  // k (reduced) or m (complete, needs m <= threads' columns)
     int rrows;  // k (reduced) or m (complete)
     int wld;    // qr_smem / qr_wy: leading dimension of the work rows
-    int r_up;   // with r_mx: 1 scales R up by 2^E, 0 down by 2^-E
 };
 
 // C = A * B for a batch (2-level like QrArgs): C is m x n, A m x kk, B kk x n.
@@ -39,6 +37,18 @@ struct GemmArgs {
     bl_i64 c_bs, c_is, c_rs, c_cs;
     int batch, inner;
     int m, m_last, n, kk;
+};
+
+// Arguments of qr_unscale_r (qr.cu: TSQR's R times 2^E), by value. Mirrored by
+// `ScaleArgs` in cuda/qr.rs.
+struct ScaleArgs {
+    void* x;  // R, in place
+    bl_i64 x_bs, x_rs, x_cs;
+    const unsigned long long* mx;  // each matrix's max|a| as BlBits, whose exponent is E
+    unsigned int* info;  // one word per matrix, or NULL
+    int batch;
+    int m, n;  // R's rows and columns
+    int k;  // R's rows holding the triangle, min(m, n) of the input
 };
 
 #define BL_INFO_NONFINITE 1u
@@ -150,14 +160,12 @@ template <> struct BlBits<double> {
 };
 
 // The exponent a QR kernel stores R with: its own scaling's e (undone), or with `r_mx`
-// e -+ E, E the exponent of the whole outer matrix's max|a|: TSQR's leaves so give R's
-// that the levels above can stack without leaving the range (a leaf's own R can leave it
-// where the matrix's does not), and its top level scales R back (and flags overflow).
+// e - E, E the exponent of the whole outer matrix's max|a|: TSQR's leaves so give R's
+// that the levels above can stack without leaving the range, and R is unscaled last.
 template <typename T> __device__ __forceinline__ int bl_r_exp(const QrArgs& p, bl_i64 outer, int e) {
     if (p.r_mx == nullptr) return e;
     bool bad;
-    const int E = bl_scale_exp(BlBits<T>::from(p.r_mx[outer]), bad);
-    return p.r_up ? e + E : e - E;
+    return e - bl_scale_exp(BlBits<T>::from(p.r_mx[outer]), bad);
 }
 
 // A thread's register block of a matrix times 2^s (nothing to do for s = 0).

@@ -257,7 +257,6 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
     }
 
     // R (rrows x n): upper trapezoid, rows scaled by sign(R_kk), unscaled.
-    const int er = bl_r_exp<T>(p, outer, e);
     if (live && j < n) {
         T* R = (T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is + (bl_i64)j * p.r_cs;
 #pragma unroll
@@ -267,7 +266,7 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
                 T val = T(0);
                 if (r < KMAX && r <= j && r < mr) {
                     const bool neg = ((r < 64 ? negs0 >> (r & 63) : negs1 >> (r & 63)) & 1ull) != 0;
-                    val = bl_scale2(neg ? -a[i] : a[i], er);
+                    val = bl_scale2(neg ? -a[i] : a[i], e);
                 }
                 R[(bl_i64)r * p.r_rs] = bad ? BlT<T>::nan() : val;
             }
@@ -275,11 +274,11 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
     }
     // Warp-uniform (several matrices can share a warp), so the shuffles below are too.
     bool ovf = false;
-    if (__any_sync(0xffffffffu, !bad && bl_r_may_overflow<T>(er, mr))) {
+    if (__any_sync(0xffffffffu, !bad && bl_r_may_overflow<T>(e, mr))) {
 #pragma unroll
         for (int i = 0; i < MR; ++i) {
             const int r = i * RS + h;
-            if (j < n && r < p.rrows && r < KMAX && r <= j && r < mr) ovf |= bl_beyond_range(bl_scale2(a[i], er));
+            if (j < n && r < p.rrows && r < KMAX && r <= j && r < mr) ovf |= bl_beyond_range(bl_scale2(a[i], e));
         }
         T o = bl_grp_max<T, (GT <= 32 ? GT : 32)>(ovf ? T(1) : T(0));
         if (GT > 32) {  // uniform over the group; s_x[0, GT / 32) is free since the maxima
@@ -1215,21 +1214,53 @@ __device__ __forceinline__ void bl_gemm(const GemmArgs& p) {
 // Q of M x 0 matrices in complete mode: the identity (nothing to factor). Grid-stride over
 // batch * m * qcols elements.
 
-template <typename T>
-__device__ __forceinline__ void bl_eye(const QrArgs& p) {
-    const bl_i64 per = (bl_i64)p.m * p.qcols;
-    const bl_i64 total = (bl_i64)p.batch * per;
+// f(b, i, j) for every element of a batch of rows x cols matrices, over the whole grid.
+template <typename F>
+__device__ __forceinline__ void bl_grid_elements(bl_i64 batch, int rows, int cols, F f) {
+    const bl_i64 per = (bl_i64)rows * cols;
+    const bl_i64 total = batch * per;
     for (bl_i64 idx = blockIdx.x * (bl_i64)blockDim.x + threadIdx.x; idx < total;
          idx += (bl_i64)gridDim.x * blockDim.x) {
         const bl_i64 b = idx / per;
         const bl_i64 rem = idx - b * per;
-        const int i = (int)(rem / p.qcols), j = (int)(rem - (bl_i64)i * p.qcols);
-        T* Q = (T*)p.q + b * p.q_bs;
-        Q[(bl_i64)i * p.q_rs + (bl_i64)j * p.q_cs] = (i == j) ? T(1) : T(0);
+        const int i = (int)(rem / cols);
+        f(b, i, (int)(rem - (bl_i64)i * cols));
     }
 }
 
+template <typename T>
+__device__ __forceinline__ void bl_eye(const QrArgs& p) {
+    bl_grid_elements(p.batch, p.m, p.qcols, [&](bl_i64 b, int i, int j) {
+        T* Q = (T*)p.q + b * p.q_bs;
+        Q[(bl_i64)i * p.q_rs + (bl_i64)j * p.q_cs] = (i == j) ? T(1) : T(0);
+    });
+}
+
 // ---------------------------------------------------------------------------------
+// TSQR's R, stored scaled as the whole matrix times 2^-E gives it (its leaves' R's would
+// leave the range on their own: bl_r_exp), times 2^E, E the exponent of the matrix's
+// max|a| (mx, as BlBits); a finite matrix (no NONFINITE) whose R then holds an entry
+// beyond the range (+-Inf, as numpy gives it) gets BL_INFO_OVERFLOW, as on the CPU.
+
+// Over R's m x n elements; only the upper triangle can be nonzero.
+template <typename T>
+__device__ __forceinline__ void bl_qr_unscale_r(const ScaleArgs& p) {
+    bl_grid_elements(p.batch, p.m, p.n, [&](bl_i64 b, int i, int j) {
+        if (i > j || i >= p.k) return;
+        T* x = (T*)p.x + b * p.x_bs + (bl_i64)i * p.x_rs + (bl_i64)j * p.x_cs;
+        T v = *x;
+        bool bad;
+        const int e = bl_scale_exp(BlBits<T>::from(p.mx[b]), bad);
+        if (e != 0) {
+            v = bl_scale2(v, e);
+            *x = v;
+        }
+        // Other threads only ever set the OVERFLOW bit: NONFINITE reads the same.
+        if (bl_beyond_range(v) && p.info && !(p.info[b] & BL_INFO_NONFINITE))
+            atomicOr(p.info + b, BL_INFO_OVERFLOW);
+    });
+}
+
 // ---------------------------------------------------------------------------------
 // Instantiations. Keep the lists in step with REG_SHAPES and tile_shapes in cuda/qr.rs.
 
@@ -1258,6 +1289,8 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
     extern "C" __global__ void __launch_bounds__(256) eye_##TN(QrArgs p) { bl_eye<T>(p); }
 #define BL_GEMM(TN, T) \
     extern "C" __global__ void __launch_bounds__(256) gemm_##TN(GemmArgs p) { bl_gemm<T>(p); }
+#define BL_QR_UNSCALE_R(TN, T) \
+    extern "C" __global__ void __launch_bounds__(256) qr_unscale_r_##TN(ScaleArgs p) { bl_qr_unscale_r<T>(p); }
 // The runtime defines BL_NO_DEFAULT_INST and appends one of these lines per module.
 // Warp kernels hold at most 64 rows a lane in float32, 32 in float64 (more spill).
 #define BL_QR_ALL(TN, T)                                                                    \
@@ -1270,7 +1303,7 @@ __device__ __forceinline__ void bl_eye(const QrArgs& p) {
     BL_QR_WARP(TN, T, 32, 32, 1)                                                            \
     BL_QR_WY(TN, T, 2)                                                                      \
     BL_QR_WY(TN, T, 4)                                                                      \
-    BL_QR_SMEM(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T)
+    BL_QR_SMEM(TN, T) BL_GEMM(TN, T) BL_EYE(TN, T) BL_QR_UNSCALE_R(TN, T)
 
 #ifndef BL_NO_DEFAULT_INST
 BL_QR_ALL(f32, float)

@@ -353,20 +353,13 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
         }
     }
     const bool rd = bl_rank_deficient(dmin, dmax, mr, n);
-    if (rank == 0 && tid == 0 && p.info) p.info[b] = bad ? BL_INFO_NONFINITE : (rd ? BL_INFO_RANK_DEFICIENT : 0u);
-    // R beyond the range (where the scale allows it: rare) is read back from R as stored
-    // (its rows, < K <= NC, are all block 0's) once Q is done and the rows' registers are
-    // free: checked here, it spilled the float64 kernel's 255 registers (16x2048x64 +9%).
-    const bool may_ovf = rank == 0 && !bad && p.info && bl_r_may_overflow<T>(e, mr);
-    auto flag_overflow = [&]() {
-        if (may_ovf && bl_block_r_overflows((T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is, p.r_rs, p.r_cs,
-                                            min(K, p.rrows), n) && tid == 0)
-            p.info[b] |= BL_INFO_OVERFLOW;
-    };
-    if (p.q == nullptr) {  // uniform
-        flag_overflow();
-        return;
-    }
+    // R's rows (< K <= NC) are all block 0's.
+    const bool ovf = rank == 0 && !bad && bl_r_may_overflow<T>(e, mr) &&
+                     bl_block_r_overflows((T*)p.r + outer * p.r_bs + (bl_i64)in * p.r_is, p.r_rs, p.r_cs,
+                                          min(K, p.rrows), n);
+    if (rank == 0 && tid == 0 && p.info)
+        p.info[b] = bad ? BL_INFO_NONFINITE : ((rd ? BL_INFO_RANK_DEFICIENT : 0u) | (ovf ? BL_INFO_OVERFLOW : 0u));
+    if (p.q == nullptr) return;  // uniform
 
     // Q = [I; 0] - V M: V's rows in a, M = T V1^T below.
 #pragma unroll
@@ -481,7 +474,6 @@ __device__ __forceinline__ void bl_qr_cluster(const QrArgs& p) {
             }
         }
     }
-    flag_overflow();
 }
 
 // NC: 32 or 64 columns; one row a thread (RPT = 2 measured no faster); NT (blockDim) a
