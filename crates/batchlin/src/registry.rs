@@ -174,6 +174,13 @@ pub static KERNELS: &[Kernel] = &[
                 batched product (far from square; thin factors or values)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_tall(p, caps)),
     },
+    Kernel {
+        op: Op::Svd,
+        backend: Backend::Cuda,
+        name: "cusolver",
+        about: "cuSOLVER's Jacobi SVD (gesvdj), a matrix a call, where libcusolver loads; a few large matrices",
+        supports: |p, t| matches!(t, Target::Cuda(_) if cuda::cusolver::supports_svd(p)),
+    },
 ];
 
 /// The kernels of one operation and backend, in registry order.

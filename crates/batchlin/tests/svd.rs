@@ -858,7 +858,7 @@ fn svd_rank_deficient_flag() {
 
 /// Every CUDA SVD kernel forced (where a GPU is present), at the shapes around the `warp`
 /// kernel's bounds (1, 2, 31, 32, 33 columns; 16/17, 32/33 and 64/65 rows; tall and
-/// wide), on Gaussian, graded, rank-deficient and zero matrices with a NaN one in the
+/// wide; past the QR kernels' bounds; 128 columns and more), on Gaussian, graded, rank-deficient and zero matrices with a NaN one in the
 /// batch: full and thin factors and values alone against float64's singular values,
 /// reconstruction, orthogonality and the sign convention; a kernel that does not take a
 /// shape refuses it with an argument error.
@@ -882,6 +882,8 @@ fn every_cuda_kernel<T: Real>(seed: u64) {
     // Past the QR kernels' bounds (`tall`'s first step): more than 64 columns, more than
     // 128 rows (TSQR).
     shapes.extend([(300, 70), (70, 300), (600, 40), (40, 600)]);
+    // Where the planner sends a few matrices to `cusolver`: from 128 columns.
+    shapes.extend([(128, 128), (200, 130), (130, 200)]);
     for k in batchlin::registry::kernels(Op::Svd, Backend::Cuda) {
         let opts = Options::with_kernel(Backend::Cuda, k.name);
         for &(m, n) in &shapes {

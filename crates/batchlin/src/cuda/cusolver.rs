@@ -1,13 +1,22 @@
-//! cuSOLVER as one more CUDA eigh kernel (`cusolver`): its batched `XsyevBatched` for a
-//! batch, its divide-and-conquer `syevd` for one matrix (or a library without the
-//! batched call), on the caller's stream, for the large matrices where a block a matrix
-//! (`block`) leaves most of the GPU idle or runs out of shared memory. The
-//! library is loaded at run time, on the first call that would use it
+//! cuSOLVER as one more CUDA eigh and SVD kernel (`cusolver` of each), on the caller's
+//! stream, for the large matrices where a block a matrix (`block`, `jacobi`) leaves most
+//! of the GPU idle or runs out of shared memory:
+//! - eigh: its batched `XsyevBatched` for a batch, its divide-and-conquer `syevd` for one
+//!   matrix (or a library without the batched call); batchlin's conventions (the named
+//!   triangle through any strides, power-of-two scaling, NaN isolation, the sign
+//!   convention, info words) are kept by a pack and an unpack kernel around the calls
+//!   (kernels/cusolver.cu).
+//! - SVD: its polar-decomposition SVD `Xgesvdp` a matrix a call, falling back to its
+//!   QR-iteration `Xgesvd` for a matrix where `Xgesvdp` had to perturb the input (near
+//!   singular: its values would be off by the perturbation), between the `tall` SVD's
+//!   scale kernel and a copy and finish kernel (kernels/svd.cu) that keep the same
+//!   conventions. Its Jacobi `gesvdj` (what torch and JAX loop over) was 2x slower and
+//!   missed the float32 accuracy floor at 1024 (docs/results/h200/2026-12-04-svd-cusolver).
+//!
+//! The library is loaded at run time, on the first call that would use it
 //! (`BATCHLIN_CUSOLVER`, a path, else `libcusolver.so.12`, CUDA 13, or `.11`, CUDA 12):
-//! where it is missing the kernel is simply not offered (the registry's predicate says
-//! no) and `block` takes every shape. batchlin's conventions (the named triangle through
-//! any strides, power-of-two scaling, NaN isolation, the sign convention, info words) are
-//! kept by a pack and an unpack kernel around the calls (kernels/cusolver.cu).
+//! where it is missing the kernels are simply not offered (the registry's predicates say
+//! no) and batchlin's own take every shape.
 
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
@@ -67,6 +76,24 @@ type SyevBatched = unsafe extern "C" fn(
     i64,
 ) -> Status;
 
+/// The arguments cusolverDnXgesvdp and cusolverDnXgesvd share up to the compute type,
+/// after (handle, params): (jobz, econ) or (jobu, jobvt), then m, n, type A, A, lda,
+/// type S, S, type U, U, ldu, type V, V (Xgesvd: V^T), ldv, compute type.
+macro_rules! svd_fn {
+    ($($tail:ty),*) => {
+        unsafe extern "C" fn(
+            Handle, Ptr, i32, i32, i64, i64, i32, Ptr, i64, i32, Ptr, i32, Ptr, i64, i32, Ptr,
+            i64, i32, $($tail),*
+        ) -> Status
+    };
+}
+/// bufferSize: device bytes, host bytes.
+type SvdSize = svd_fn!(*mut usize, *mut usize);
+/// Xgesvd: device buffer, bytes, host buffer, bytes, info.
+type Gesvd = svd_fn!(Ptr, usize, Ptr, usize, *mut i32);
+/// Xgesvdp: as Xgesvd, then the perturbation it added (host memory).
+type Gesvdp = svd_fn!(Ptr, usize, Ptr, usize, *mut i32, *mut f64);
+
 /// The cuSOLVER entry points used, resolved once.
 struct Lib {
     _lib: libloading::Library,
@@ -80,6 +107,9 @@ struct Lib {
     /// Batched eigh (cuSOLVER 11.7, CUDA 12.6, on), every matrix of a batch in one call;
     /// None in older libraries, which loop over syevd.
     syev_batched: Option<(SyevBatchedSize, SyevBatched)>,
+    /// The SVDs: (Xgesvdp's bufferSize, Xgesvdp), (Xgesvd's, Xgesvd) (cuSOLVER 11.1, CUDA
+    /// 11.2, on; None keeps eigh working on a library that lacks them).
+    svd: Option<((SvdSize, Gesvdp), (SvdSize, Gesvd))>,
 }
 
 // SAFETY: function pointers into a library kept loaded for the process's life.
@@ -135,6 +165,19 @@ fn lib() -> std::result::Result<&'static Lib, &'static str> {
                     .get(b"cusolverDnXsyevBatched_bufferSize\0")
                     .and_then(|a| Ok((*a, *lib.get(b"cusolverDnXsyevBatched\0")?)))
                     .ok(),
+                svd: (|| -> std::result::Result<_, libloading::Error> {
+                    Ok((
+                        (
+                            *lib.get(b"cusolverDnXgesvdp_bufferSize\0")?,
+                            *lib.get(b"cusolverDnXgesvdp\0")?,
+                        ),
+                        (
+                            *lib.get(b"cusolverDnXgesvd_bufferSize\0")?,
+                            *lib.get(b"cusolverDnXgesvd\0")?,
+                        ),
+                    ))
+                })()
+                .ok(),
                 _lib: lib,
             })
         }
@@ -160,6 +203,165 @@ pub(crate) fn prefer_eigh(p: &Problem) -> bool {
     p.n >= 128
 }
 
+/// Any m x n (the tall orientation goes in), up to the size eigh takes.
+pub(crate) fn supports_svd(p: &Problem) -> bool {
+    p.m.max(p.n) <= MAX_N && lib().is_ok_and(|l| l.svd.is_some())
+}
+
+/// The SVD shapes the planner sends to cuSOLVER: a few large matrices, which a block a
+/// matrix (`jacobi`) runs on a few of the GPU's SMs for long. `jacobi`'s time is flat in
+/// the batch up to about a matrix an SM, cuSOLVER's grows with it, and the ratio of their
+/// one-matrix times grows about as q^2 (float32 on the H200, ms a matrix, jacobi against
+/// cusolver: 128: 13.5 / 4.8, 256: 113 / 5.0, 512: 883 / 17, 1024: 6954 / 29-53;
+/// docs/results/h200/2026-12-04-svd-cusolver): up to q^2 / 6144 matrices (2 of 128, 10 of
+/// 256, 42 of 512, 170 of 1024).
+pub(crate) fn prefer_svd(p: &Problem) -> bool {
+    let q = p.m.min(p.n);
+    q >= 128 && p.batch.saturating_mul(6144) <= q * q
+}
+
+/// The SVD of `batch` column-major m x n matrices (m >= n) at `a` (lda m, one after
+/// another; left as they were), a call each, on `stream` of device `ordinal`: S (n a
+/// matrix, descending) at `s`, and with `vectors` U (m x ucols, ld m; ucols n for `econ`,
+/// else m) at `u` and V (n x n, ld n) at `v`; cuSOLVER's info a matrix (0, or not
+/// converged) at `dinfo`, and at `vt` a word a matrix, 1 where V holds V^T (the matrix
+/// went to `Xgesvd`), else 0. A matrix goes to `Xgesvdp`
+/// first; where it had to perturb the input by more than `tol` (absolute: the caller has
+/// scaled max|a| into [0.5, 1)), it goes to `Xgesvd`. `Xgesvdp` returns that
+/// perturbation in host memory, so this waits for each matrix.
+///
+/// # Safety
+/// The pointers are device memory of that device, of the sizes above; its context is
+/// current on this thread and `stream` belongs to it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gesvdp<T: Real>(
+    ordinal: usize,
+    stream: RawStream,
+    (batch, m, n): (usize, usize, usize),
+    vectors: bool,
+    econ: bool,
+    tol: f64,
+    [a, s, u, v, dinfo, vt]: [u64; 6],
+) -> Result<()> {
+    let lib = lib().map_err(|e| Error::Unavailable(e.into()))?;
+    let ((psize, gesvdp), (qsize, gesvd)) = lib
+        .svd
+        .ok_or_else(|| Error::Unavailable("this cuSOLVER library has no Xgesvdp".into()))?;
+    let es = std::mem::size_of::<T>();
+    let dt = if es == 8 { 1 } else { 0 }; // CUDA_R_64F, CUDA_R_32F
+    let ucols = if econ { n } else { m };
+    let mut hs = HANDLES.lock().unwrap_or_else(|e| e.into_inner());
+    let x = handles(&mut hs, lib, ordinal, stream)?;
+    let (h, params) = (x.handle as Handle, x.params as Ptr);
+    let (mi, ni) = (m as i64, n as i64);
+    let (jobz, econ) = (vectors as i32, econ as i32);
+    // Xgesvd: U's first n columns ('S') or all m ('A'), V^T whole ('A' = 'S' for m >= n).
+    let job = |c: u8| (if vectors { c } else { b'N' }) as i32;
+    let (jobu, jobvt) = (job(if econ == 1 { b'S' } else { b'A' }), job(b'A'));
+    let mut sc = Scratch::new(stream);
+    // Both solvers overwrite A: each works on a copy.
+    let w = sc.alloc(m * n * es)?;
+    // Values alone still get U and V buffers (one matrix's, reused): Xgesvdp faulted
+    // inside cuSOLVER on null U and V with jobz = no vectors (H200, CUDA 13.0).
+    let (u, v, u_elems, v_elems) = if vectors {
+        (u, v, m * ucols, n * n)
+    } else {
+        (sc.alloc(m * ucols * es)?, sc.alloc(n * n * es)?, 0, 0)
+    };
+    let (pw, ps, pu, pv) = (w as Ptr, s as Ptr, u as Ptr, v as Ptr);
+    let (mut pd, mut ph, mut qd, mut qh) = (0usize, 0usize, 0usize, 0usize);
+    check(
+        psize(
+            h, params, jobz, econ, mi, ni, dt, pw, mi, dt, ps, dt, pu, mi, dt, pv, ni, dt, &mut pd,
+            &mut ph,
+        ),
+        "cusolverDnXgesvdp_bufferSize",
+    )?;
+    check(
+        qsize(
+            h, params, jobu, jobvt, mi, ni, dt, pw, mi, dt, ps, dt, pu, mi, dt, pv, ni, dt,
+            &mut qd, &mut qh,
+        ),
+        "cusolverDnXgesvd_bufferSize",
+    )?;
+    let dwork = sc.alloc(pd.max(qd).max(1))?;
+    let mut hwork = vec![0u8; ph.max(qh).max(1)];
+    let at = |base: u64, i: usize, elems: usize| base + (i * elems * es) as u64;
+    super::driver::zero_words(vt, batch, stream)?;
+    for i in 0..batch {
+        let (ui, vi) = (at(u, i, u_elems), at(v, i, v_elems));
+        let (si, info) = (at(s, i, n), dinfo + 4 * i as u64);
+        super::driver::copy_on_device(w, at(a, i, m * n), m * n * es, stream)?;
+        let mut err = 0f64;
+        check(
+            gesvdp(
+                h,
+                params,
+                jobz,
+                econ,
+                mi,
+                ni,
+                dt,
+                w as Ptr,
+                mi,
+                dt,
+                si as Ptr,
+                dt,
+                ui as Ptr,
+                mi,
+                dt,
+                vi as Ptr,
+                ni,
+                dt,
+                dwork as Ptr,
+                pd,
+                hwork.as_mut_ptr().cast(),
+                ph,
+                info as *mut i32,
+                &mut err,
+            ),
+            "cusolverDnXgesvdp",
+        )?;
+        if err.is_nan() || err > tol {
+            super::driver::copy_on_device(w, at(a, i, m * n), m * n * es, stream)?;
+            check(
+                gesvd(
+                    h,
+                    params,
+                    jobu,
+                    jobvt,
+                    mi,
+                    ni,
+                    dt,
+                    w as Ptr,
+                    mi,
+                    dt,
+                    si as Ptr,
+                    dt,
+                    ui as Ptr,
+                    mi,
+                    dt,
+                    vi as Ptr,
+                    ni,
+                    dt,
+                    dwork as Ptr,
+                    qd,
+                    hwork.as_mut_ptr().cast(),
+                    qh,
+                    info as *mut i32,
+                ),
+                "cusolverDnXgesvd",
+            )?;
+            super::driver::fill_words(vt + 4 * i as u64, 1, 1, stream)?;
+        }
+    }
+    if ph.max(qh) > 0 {
+        // A host workspace must outlive the work that reads it.
+        super::driver::check(cu::cuStreamSynchronize(stream), "cuStreamSynchronize")?;
+    }
+    Ok(())
+}
+
 fn check(s: Status, what: &str) -> Result<()> {
     match s {
         0 => Ok(()),
@@ -172,11 +374,52 @@ fn check(s: Status, what: &str) -> Result<()> {
     }
 }
 
-/// One cuSOLVER handle a device (made on first use in that device's context, kept for
+/// A device's cuSOLVER objects, as addresses: the handle and the 64-bit API's params.
+struct Handles {
+    ordinal: usize,
+    handle: usize,
+    params: usize,
+}
+
+/// One set of handles a device (made on first use in that device's context, kept for
 /// the process), behind a lock: a handle is not for two threads at once, and the lock
 /// is held while a call's work is queued.
-/// (ordinal, handle, params) as addresses.
-static HANDLES: Mutex<Vec<(usize, usize, usize)>> = Mutex::new(Vec::new());
+static HANDLES: Mutex<Vec<Handles>> = Mutex::new(Vec::new());
+
+/// The handles of device `ordinal`, made on its first call, bound to `stream`.
+///
+/// # Safety
+/// The device's context is current on this thread and `stream` belongs to it.
+unsafe fn handles<'a>(
+    hs: &'a mut Vec<Handles>,
+    lib: &Lib,
+    ordinal: usize,
+    stream: RawStream,
+) -> Result<&'a mut Handles> {
+    let at = match hs.iter().position(|x| x.ordinal == ordinal) {
+        Some(i) => i,
+        None => {
+            let (mut h, mut p): (Handle, Ptr) = (std::ptr::null_mut(), std::ptr::null_mut());
+            check((lib.create)(&mut h), "cusolverDnCreate")?;
+            check((lib.create_params)(&mut p), "cusolverDnCreateParams")?;
+            if hs.is_empty() {
+                libc::atexit(release_handles);
+            }
+            hs.push(Handles {
+                ordinal,
+                handle: h as usize,
+                params: p as usize,
+            });
+            hs.len() - 1
+        }
+    };
+    let x = &mut hs[at];
+    check(
+        (lib.set_stream)(x.handle as Handle, stream),
+        "cusolverDnSetStream",
+    )?;
+    Ok(x)
+}
 
 /// The handles destroyed at exit, so that their device memory is not reported leaked
 /// (compute-sanitizer's leak check). Registered after cuSOLVER loaded, so that it runs
@@ -189,11 +432,11 @@ extern "C" fn release_handles() {
     let (Ok(lib), Ok(mut hs)) = (lib(), HANDLES.try_lock()) else {
         return;
     };
-    for (_, h, p) in hs.drain(..) {
+    for x in hs.drain(..) {
         // SAFETY: made by cusolverDnCreate / CreateParams, used by no one after this.
         unsafe {
-            (lib.destroy_params)(p as Ptr);
-            (lib.destroy)(h as Handle);
+            (lib.destroy_params)(x.params as Ptr);
+            (lib.destroy)(x.handle as Handle);
         }
     }
 }
@@ -254,20 +497,8 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         n * es,
     )?;
     let mut hs = HANDLES.lock().unwrap_or_else(|e| e.into_inner());
-    let (h, params) = match hs.iter().find(|(o, _, _)| *o == ordinal) {
-        Some(&(_, h, p)) => (h as Handle, p as Ptr),
-        None => {
-            let (mut h, mut p): (Handle, Ptr) = (std::ptr::null_mut(), std::ptr::null_mut());
-            check((lib.create)(&mut h), "cusolverDnCreate")?;
-            check((lib.create_params)(&mut p), "cusolverDnCreateParams")?;
-            if hs.is_empty() {
-                libc::atexit(release_handles);
-            }
-            hs.push((ordinal, h as usize, p as usize));
-            (h, p)
-        }
-    };
-    check((lib.set_stream)(h, stream), "cusolverDnSetStream")?;
+    let x = handles(&mut hs, lib, ordinal, stream)?;
+    let (h, params) = (x.handle as Handle, x.params as Ptr);
     let jobz = c.v.is_some() as i32;
     let (ni, lower) = (n as i32, 0); // the work matrix is full: either triangle
     let mut lwork = 0i32;

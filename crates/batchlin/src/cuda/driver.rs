@@ -665,9 +665,38 @@ pub(crate) unsafe fn copy_to_host(
 /// # Safety
 /// `dst` device memory of the current context holding `words` words.
 pub(crate) unsafe fn zero_words(dst: u64, words: usize, stream: cu::CUstream) -> Result<()> {
+    fill_words(dst, words, 0, stream)
+}
+
+/// Queue `words` u32 words of `value` at `dst` on `stream`.
+///
+/// # Safety
+/// As `zero_words`.
+pub(crate) unsafe fn fill_words(
+    dst: u64,
+    words: usize,
+    value: u32,
+    stream: cu::CUstream,
+) -> Result<()> {
     check(
-        cu::cuMemsetD32Async(dst, 0, words, stream),
+        cu::cuMemsetD32Async(dst, value, words, stream),
         "cuMemsetD32Async",
+    )
+}
+
+/// Queue a copy of `bytes` from device memory `src` to device memory `dst` on `stream`.
+///
+/// # Safety
+/// Both device memory of the current context, `bytes` long, not overlapping.
+pub(crate) unsafe fn copy_on_device(
+    dst: u64,
+    src: u64,
+    bytes: usize,
+    stream: cu::CUstream,
+) -> Result<()> {
+    check(
+        cu::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream),
+        "cuMemcpyDtoDAsync",
     )
 }
 

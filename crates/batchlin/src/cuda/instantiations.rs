@@ -194,6 +194,14 @@ pub(crate) fn svd_tall_inst(tn: &str, ct: &str, step: &str) -> (String, String) 
     )
 }
 
+/// The `cusolver` SVD's copy into the caller's outputs (kernels/svd.cu).
+pub(crate) fn svd_cus_unpack_inst(tn: &str, ct: &str) -> (String, String) {
+    (
+        format!("svd_cus_unpack_{tn}"),
+        format!("BL_SVD_CUS_UNPACK({tn}, {ct})"),
+    )
+}
+
 /// Every kernel instantiation: (kernel name, instantiation line). Each is one module,
 /// built from [`module_source`].
 pub(crate) fn all() -> Vec<(String, String)> {
@@ -243,6 +251,7 @@ pub(crate) fn all() -> Vec<(String, String)> {
         for step in ["scale", "finish"] {
             insts.push(svd_tall_inst(tn, ct, step));
         }
+        insts.push(svd_cus_unpack_inst(tn, ct));
         for step in ["pack", "unpack"] {
             insts.push((
                 format!("cus_eigh_{step}_{tn}"),

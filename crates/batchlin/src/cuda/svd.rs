@@ -96,18 +96,22 @@ pub(crate) fn supports_tall(p: &Problem, _caps: &DeviceCaps) -> bool {
     p.variant != Variant::SvdFull && pp.saturating_mul(q) <= MAX_ELEMS
 }
 
-/// The kernels the planner tries first: `tall` where the matrix is at least `TALL_RATIO`
-/// times longer than wide and `warp` does not hold it (QR first then costs less than the
-/// Jacobi sweeps over long columns), else the registry's order (`warp` where it fits,
-/// then `jacobi`).
+/// The kernels the planner tries first, in order: `cusolver` for a few large matrices
+/// (cusolver.rs `prefer_svd`; one 4096x1024 float32 took 37 ms there against 83 through
+/// `tall`); `tall` where the matrix is at least `TALL_RATIO` times longer than wide and
+/// `warp` does not hold it (QR first then costs less than the Jacobi sweeps over long
+/// columns); else the registry's order (`warp` where it fits, then `jacobi`).
 pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
     let (pp, q, _) = dims(p, false);
     let warp = warp_shape(super::qr::tname_of(p.dtype), pp, q).is_some();
-    if q >= 2 && pp >= TALL_RATIO * q && !warp {
-        vec!["tall"]
-    } else {
-        Vec::new()
+    let mut v = Vec::new();
+    if super::cusolver::prefer_svd(p) {
+        v.push("cusolver");
     }
+    if q >= 2 && pp >= TALL_RATIO * q && !warp {
+        v.push("tall");
+    }
+    v
 }
 
 /// The aspect ratio from which the planner takes `tall`. On the H200 (2026-12-03,
@@ -251,11 +255,6 @@ pub(crate) unsafe fn run<T: Real>(
         _ => jacobi_shape::<T>(dev, c, p, q, xc)?,
     };
     let (u, vh) = (c.u.unwrap_or_default(), c.vh.unwrap_or_default());
-    let t = |k: KMat| KMat {
-        rs: k.cs,
-        cs: k.rs,
-        ..k
-    };
     // Tall: work U -> U, work V -> Vh^T. Wide (A^T decomposed): work U -> Vh^T, work V -> U.
     let (a, x, y) = if transpose {
         (t(c.a), t(vh), u)
@@ -336,6 +335,47 @@ struct SvdTallArgs {
     batch: i32,
     p: i32,
     q: i32,
+    solver_copy: i32,
+    u_rows: i32,
+    u_cols: i32,
+    vh_cols: i32,
+}
+
+/// Mirrors `struct SvdCusArgs` in kernels/svd.cu.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+struct SvdCusArgs {
+    mx: u64,
+    dinfo: u64,
+    sw: u64,
+    s: u64,
+    s_bs: i64,
+    s_cs: i64,
+    us: u64,
+    us_bs: i64,
+    us_rs: i64,
+    us_cs: i64,
+    u: u64,
+    u_bs: i64,
+    u_rs: i64,
+    u_cs: i64,
+    vs: u64,
+    vs_bs: i64,
+    vs_rs: i64,
+    vs_cs: i64,
+    vh: u64,
+    vh_bs: i64,
+    vh_rs: i64,
+    vh_cs: i64,
+    info: u64,
+    vt: u64,
+    v_in_u: i32,
+    batch: i32,
+    q: i32,
+    ur: i32,
+    uc: i32,
+    vr: i32,
+    vc: i32,
 }
 
 /// The transposed view.
@@ -383,8 +423,56 @@ pub(crate) unsafe fn dispatch<T: Real>(
 ) -> Result<()> {
     match kernel {
         "tall" => run_tall::<T>(dev, stream, c),
+        "cusolver" => run_cusolver::<T>(dev, stream, c),
         k => run::<T>(&dev.dev, stream, c, k),
     }
+}
+
+/// The first step of `tall` and `cusolver`: each matrix's max|a| (E its exponent), then
+/// the tall orientation (A^T for a wide A) times 2^-E into scratch of `sc`, row-major for
+/// the QR, or column-major with a non-finite matrix as zeros for cuSOLVER
+/// (`solver_copy`). Returns the scale kernel's arguments (w and mx set), which the
+/// finish kernel takes on.
+unsafe fn scaled_copy<T: Real>(
+    d: &Device,
+    stream: RawStream,
+    sc: &mut Scratch,
+    c: &Call,
+    solver_copy: bool,
+) -> Result<SvdTallArgs> {
+    let (p, q, batch) = (c.m.max(c.n), c.m.min(c.n), c.batch);
+    let a = if c.m < c.n { t(c.a) } else { c.a };
+    let mx = sc.alloc(batch * 8)?;
+    super::qr_blocked::max_abs_bits::<T>(d, stream, batch, p, q, a, mx)?;
+    let g = SvdTallArgs {
+        a: a.ptr,
+        a_bs: a.bs,
+        a_rs: a.rs,
+        a_cs: a.cs,
+        w: sc.alloc(batch * p * q * std::mem::size_of::<T>())?,
+        mx,
+        s: c.s.ptr,
+        s_bs: c.s.bs,
+        s_cs: c.s.cs,
+        info: c.info,
+        batch: super::qr::batch_arg(batch)?,
+        p: p as i32,
+        q: q as i32,
+        solver_copy: solver_copy as i32,
+        ..Default::default()
+    };
+    let (tn, ct) = super::qr::tname::<T>();
+    let (name, inst) = insts::svd_tall_inst(tn, ct, "scale");
+    let blocks = (batch * p * q).div_ceil(256).min(1 << 16) as u32;
+    launch(
+        d.function(&name, &inst, 0)?,
+        (blocks, 1),
+        256,
+        0,
+        stream,
+        &g,
+    )?;
+    Ok(g)
 }
 
 /// The `tall` kernel: A (the tall p x q orientation) scaled by 2^-E into a row-major
@@ -404,38 +492,9 @@ unsafe fn run_tall<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -> Re
         )));
     }
     let (d, es) = (&dev.dev, std::mem::size_of::<T>());
-    let (tn, ct) = super::qr::tname::<T>();
     let mut sc = Scratch::new(stream);
-    let a = if wide { t(c.a) } else { c.a };
-    let mx = sc.alloc(batch * 8)?;
-    super::qr_blocked::max_abs_bits::<T>(d, stream, batch, p, q, a, mx)?;
-    let w = sc.alloc(batch * p * q * es)?;
-    let mut g = SvdTallArgs {
-        a: a.ptr,
-        a_bs: a.bs,
-        a_rs: a.rs,
-        a_cs: a.cs,
-        w,
-        mx,
-        s: c.s.ptr,
-        s_bs: c.s.bs,
-        s_cs: c.s.cs,
-        info: c.info,
-        batch: super::qr::batch_arg(batch)?,
-        p: p as i32,
-        q: q as i32,
-        ..Default::default()
-    };
-    let (name, inst) = insts::svd_tall_inst(tn, ct, "scale");
-    let blocks = (batch * p * q).div_ceil(256).min(1 << 16) as u32;
-    launch(
-        d.function(&name, &inst, 0)?,
-        (blocks, 1),
-        256,
-        0,
-        stream,
-        &g,
-    )?;
+    let mut g = scaled_copy::<T>(d, stream, &mut sc, c, false)?;
+    let w = g.w;
 
     // A 2^-E = Q R (Q only for the factors).
     let (variant, mode) = if vectors {
@@ -540,35 +599,130 @@ unsafe fn run_tall<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -> Re
             (g.vh, g.vh_bs, g.vh_rs, g.vh_cs) = (vh.ptr, vh.bs, vh.rs, vh.cs);
         }
     }
+    (g.u_rows, g.u_cols, g.vh_cols) = (p as i32, q as i32, q as i32);
+    finish::<T>(d, stream, &g)
+}
+
+/// The `tall` SVD's finish kernel, a block a matrix.
+unsafe fn finish<T: Real>(d: &Device, stream: RawStream, g: &SvdTallArgs) -> Result<()> {
+    let (tn, ct) = super::qr::tname::<T>();
     let (name, inst) = insts::svd_tall_inst(tn, ct, "finish");
-    let f = d.function(&name, &inst, 0)?;
-    let mut b0 = 0;
-    while b0 < batch {
-        // A block a matrix; the grid's x holds 2^31 - 1 blocks, so this is one launch
-        // but for the largest batches.
-        let cnt = (batch - b0).min(i32::MAX as usize);
-        let mut gb = g;
-        let shift = |ptr: u64, bs: i64| {
-            if ptr == 0 {
-                0
-            } else {
-                ptr + (b0 as i64 * bs * es as i64) as u64
-            }
-        };
-        gb.s = shift(g.s, g.s_bs);
-        gb.u = shift(g.u, g.u_bs);
-        gb.vh = shift(g.vh, g.vh_bs);
-        gb.mx = g.mx + 8 * b0 as u64;
-        gb.info = if g.info == 0 {
-            0
-        } else {
-            g.info + 4 * b0 as u64
-        };
-        gb.batch = cnt as i32;
-        launch(f, (cnt as u32, 1), 256, 0, stream, &gb)?;
-        b0 += cnt;
+    launch(
+        d.function(&name, &inst, 0)?,
+        (g.batch as u32, 1),
+        256,
+        0,
+        stream,
+        g,
+    )
+}
+
+/// The `cusolver` kernel: the tall orientation B (p x q) scaled by 2^-E into a
+/// column-major copy (a non-finite matrix as zeros); cuSOLVER's SVD B = U S V^T a matrix
+/// a call (cusolver.rs `gesvdp`); the factors copied into the caller's outputs (tall A:
+/// U, Vh = V^T; wide A = B^T = V S U^T: U = V, Vh = U^T), NaN for a non-finite matrix;
+/// then the `tall` finish (S scaled back, rank and overflow bits, the sign convention).
+unsafe fn run_cusolver<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -> Result<()> {
+    let (m, n, batch) = (c.m, c.n, c.batch);
+    let wide = m < n;
+    let (p, q) = (m.max(n), m.min(n));
+    let vectors = c.u.is_some();
+    let xc = if vectors && c.full { p } else { q };
+    let (d, es) = (&dev.dev, std::mem::size_of::<T>());
+    let (tn, ct) = super::qr::tname::<T>();
+    let mut sc = Scratch::new(stream);
+    let mut g = scaled_copy::<T>(d, stream, &mut sc, c, true)?;
+    let (w, mx) = (g.w, g.mx);
+
+    // B = U S V^T: U p x xc, V q x q, column-major.
+    let sw = sc.alloc(batch * q * es)?;
+    let words = sc.alloc(batch * 8)?;
+    let (dinfo, vt) = (words, words + 4 * batch as u64);
+    let (uw, vw) = if vectors {
+        (
+            sc.alloc(batch * p * xc * es)?,
+            sc.alloc(batch * q * q * es)?,
+        )
+    } else {
+        (0, 0)
+    };
+    // A perturbation up to eps of a matrix scaled into [0.5, 1) is within LAPACK's own
+    // backward error; a larger one sends the matrix to the QR-iteration SVD.
+    let tol = T::EPSILON.to_f64();
+    super::cusolver::gesvdp::<T>(
+        dev.caps().ordinal,
+        stream,
+        (batch, p, q),
+        vectors,
+        !c.full,
+        tol,
+        [w, sw, uw, vw, dinfo, vt],
+    )?;
+
+    let col_major = |ptr: u64, r: usize, c: usize| KMat {
+        ptr,
+        bs: (r * c) as i64,
+        rs: 1,
+        cs: r as i64,
+    };
+    let (u1, v1) = (col_major(uw, p, xc), col_major(vw, q, q));
+    // (source, rows, columns) of the caller's U and Vh.
+    let ((us, ur, uc), (vs, vr, vc)) = if wide {
+        ((v1, q, q), (t(u1), xc, p))
+    } else {
+        ((u1, p, xc), (t(v1), q, q))
+    };
+    let (u, vh) = (c.u.unwrap_or_default(), c.vh.unwrap_or_default());
+    let cu = SvdCusArgs {
+        mx,
+        dinfo,
+        sw,
+        s: c.s.ptr,
+        s_bs: c.s.bs,
+        s_cs: c.s.cs,
+        us: if vectors { us.ptr } else { 0 },
+        us_bs: us.bs,
+        us_rs: us.rs,
+        us_cs: us.cs,
+        u: u.ptr,
+        u_bs: u.bs,
+        u_rs: u.rs,
+        u_cs: u.cs,
+        vs: vs.ptr,
+        vs_bs: vs.bs,
+        vs_rs: vs.rs,
+        vs_cs: vs.cs,
+        vh: vh.ptr,
+        vh_bs: vh.bs,
+        vh_rs: vh.rs,
+        vh_cs: vh.cs,
+        info: c.info,
+        vt,
+        v_in_u: wide as i32,
+        batch: g.batch,
+        q: q as i32,
+        ur: ur as i32,
+        uc: uc as i32,
+        vr: vr as i32,
+        vc: vc as i32,
+    };
+    let (name, inst) = insts::svd_cus_unpack_inst(tn, ct);
+    let per = q + if vectors { ur * uc + vr * vc } else { 0 };
+    let blocks = (batch * per).div_ceil(256).min(1 << 16) as u32;
+    launch(
+        d.function(&name, &inst, 0)?,
+        (blocks, 1),
+        256,
+        0,
+        stream,
+        &cu,
+    )?;
+    if vectors {
+        (g.u, g.u_bs, g.u_rs, g.u_cs) = (u.ptr, u.bs, u.rs, u.cs);
+        (g.vh, g.vh_bs, g.vh_rs, g.vh_cs) = (vh.ptr, vh.bs, vh.rs, vh.cs);
+        (g.u_rows, g.u_cols, g.vh_cols) = (ur as i32, uc as i32, vc as i32);
     }
-    Ok(())
+    finish::<T>(d, stream, &g)
 }
 
 #[cfg(test)]
@@ -601,5 +755,30 @@ mod tests {
         ] {
             assert!(pref(m, n).is_empty(), "{m}x{n}");
         }
+    }
+
+    #[test]
+    fn cusolver_is_preferred_for_a_few_large_matrices() {
+        let pref = |b, m, n| preference(&Problem::new(Variant::SvdThin, DType::F32, b, m, n));
+        for (b, m, n) in [
+            (1, 1024, 1024),
+            (170, 1024, 1024),
+            (2, 128, 128),
+            (10, 256, 256),
+            (42, 512, 512),
+            (1, 1024, 4096),
+        ] {
+            assert_eq!(pref(b, m, n)[0], "cusolver", "{b}x{m}x{n}");
+        }
+        for (b, m, n) in [
+            (171, 1024, 1024),
+            (3, 128, 128),
+            (1, 127, 127),
+            (11, 256, 256),
+        ] {
+            assert!(pref(b, m, n).is_empty(), "{b}x{m}x{n}");
+        }
+        // Far from square and too many for cuSOLVER: QR first.
+        assert_eq!(pref(200, 4096, 1024), vec!["tall"]);
     }
 }

@@ -677,10 +677,12 @@ struct SvdTallArgs {
     bl_i64 s_bs, s_cs;
     void* u;  // NULL: no sign step (values alone, or A wide: U came from the square SVD)
     bl_i64 u_bs, u_rs, u_cs;
-    void* vh;  // Vh, whose rows flip with U's columns
+    void* vh;  // Vh, whose rows flip with U's first q columns
     bl_i64 vh_bs, vh_rs, vh_cs;
     unsigned int* info;
     int batch, p, q;
+    int solver_copy;  // scale: w column-major (ld p) and a non-finite matrix as zeros, for cuSOLVER
+    int u_rows, u_cols, vh_cols;  // finish: U's shape and Vh's columns (p, q, q for `tall`)
 };
 
 template <typename T> __device__ __forceinline__ int bl_tall_exp(const SvdTallArgs& g, bl_i64 b) {
@@ -690,7 +692,8 @@ template <typename T> __device__ __forceinline__ int bl_tall_exp(const SvdTallAr
 
 // w = A 2^-E (E the exponent of the matrix's max|a|; 0 for a zero or non-finite matrix,
 // which so reaches the square SVD as it is and is flagged there), row-major: the QR then
-// sees a well-scaled matrix, and R cannot leave the range whatever A's scale.
+// sees a well-scaled matrix, and R cannot leave the range whatever A's scale. With
+// solver_copy, column-major and a non-finite matrix as zeros (cuSOLVER must not see NaN).
 template <typename T> __device__ void bl_svd_tall_scale(const SvdTallArgs& g) {
     const bl_i64 per = (bl_i64)g.p * g.q, total = (bl_i64)g.batch * per;
     for (bl_i64 idx = blockIdx.x * (bl_i64)blockDim.x + threadIdx.x; idx < total;
@@ -698,14 +701,20 @@ template <typename T> __device__ void bl_svd_tall_scale(const SvdTallArgs& g) {
         const bl_i64 b = idx / per, rem = idx - b * per;
         const int i = (int)(rem / g.q), j = (int)(rem - (bl_i64)i * g.q);
         const T x = ((const T*)g.a)[b * g.a_bs + i * g.a_rs + j * g.a_cs];
-        ((T*)g.w)[idx] = bl_scale2(x, -bl_tall_exp<T>(g, b));
+        if (!g.solver_copy) {
+            ((T*)g.w)[idx] = bl_scale2(x, -bl_tall_exp<T>(g, b));
+            continue;
+        }
+        bool bad;
+        const int e = bl_scale_exp(BlBits<T>::from(g.mx[b]), bad);
+        ((T*)g.w)[b * per + (bl_i64)j * g.p + i] = bad ? T(0) : bl_scale2(x, -e);
     }
 }
 
 // A block a matrix: S back to A's scale, the info word's overflow and rank bits judged
-// for A (the square SVD judged R's: q rows, not p), then the sign convention on U = Q U_R
-// (each column's first entry of largest |u| positive, Vh's row flipped with it), which
-// the product does not keep.
+// for A (the square SVD judged R's: q rows, not p), then the sign convention on U (each
+// column's first entry of largest |u| positive, Vh's row flipped with it where U's
+// column has one), which neither U = Q U_R nor cuSOLVER keeps.
 template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
     const bl_i64 b = blockIdx.x;
     const int e = bl_tall_exp<T>(g, b);
@@ -728,11 +737,11 @@ template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
     T* U = (T*)g.u + b * g.u_bs;
     T* V = (T*)g.vh + b * g.vh_bs;
     const int lane = threadIdx.x & 31, nw = blockDim.x >> 5;
-    for (int j = threadIdx.x >> 5; j < g.q; j += nw) {
+    for (int j = threadIdx.x >> 5; j < g.u_cols; j += nw) {
         // The first entry of largest |u| of column j: each lane's first, then the warp's.
         T best = T(-1), lead = T(1);
         int at = 0x7fffffff;
-        for (int i = lane; i < g.p; i += 32) {
+        for (int i = lane; i < g.u_rows; i += 32) {
             const T x = U[(bl_i64)i * g.u_rs + (bl_i64)j * g.u_cs];
             if (BlT<T>::abs_(x) > best) {
                 best = BlT<T>::abs_(x);
@@ -752,12 +761,73 @@ template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
             }
         }
         if (lead < T(0)) {  // NaN columns stay as they are
-            for (int i = lane; i < g.p; i += 32) U[(bl_i64)i * g.u_rs + (bl_i64)j * g.u_cs] *= T(-1);
-            for (int k = lane; k < g.q; k += 32) V[(bl_i64)j * g.vh_rs + (bl_i64)k * g.vh_cs] *= T(-1);
+            for (int i = lane; i < g.u_rows; i += 32) U[(bl_i64)i * g.u_rs + (bl_i64)j * g.u_cs] *= T(-1);
+            if (j < g.q)
+                for (int k = lane; k < g.vh_cols; k += 32) V[(bl_i64)j * g.vh_rs + (bl_i64)k * g.vh_cs] *= T(-1);
         }
     }
 }
 
+// Mirrors `SvdCusArgs` in crates/batchlin/src/cuda/svd.rs: cuSOLVER's results (cuda/
+// cusolver.rs `gesvdj`) copied into the caller's strided outputs.
+struct SvdCusArgs {
+    const unsigned long long* mx;  // each matrix's max|a| as BlBits: non-finite ones get NaN
+    const int* dinfo;              // cuSOLVER's info a matrix: > 0 not converged
+    const void* sw;                // S, q a matrix, still scaled
+    void* s;
+    bl_i64 s_bs, s_cs;
+    const void* us;  // U's source: (i, j) at us + b*us_bs + i*us_rs + j*us_cs; NULL: values alone
+    bl_i64 us_bs, us_rs, us_cs;
+    void* u;
+    bl_i64 u_bs, u_rs, u_cs;
+    const void* vs;  // Vh's source, as U's
+    bl_i64 vs_bs, vs_rs, vs_cs;
+    void* vh;
+    bl_i64 vh_bs, vh_rs, vh_cs;
+    unsigned int* info;
+    const int* vt;  // a word a matrix: 1 where cuSOLVER's V buffer holds V^T
+    int v_in_u;     // whether U (A wide) or Vh (A tall) reads that buffer
+    int batch, q, ur, uc, vr, vc;  // S's length, U's and Vh's shapes
+};
+
+// Elementwise over the grid: S, U and Vh of every matrix (NaN for a non-finite one), and
+// each matrix's info word (non-finite, or not converged); the finish kernel then scales
+// S back, judges the rank and overflow bits and applies the sign convention.
+template <typename T> __device__ void bl_svd_cus_unpack(const SvdCusArgs& g) {
+    const bl_i64 nu = g.us ? (bl_i64)g.ur * g.uc : 0, nv = g.us ? (bl_i64)g.vr * g.vc : 0;
+    const bl_i64 per = g.q + nu + nv, total = (bl_i64)g.batch * per;
+    for (bl_i64 idx = blockIdx.x * (bl_i64)blockDim.x + threadIdx.x; idx < total;
+         idx += (bl_i64)gridDim.x * blockDim.x) {
+        const bl_i64 b = idx / per;
+        bl_i64 r = idx - b * per;
+        bool bad;
+        bl_scale_exp(BlBits<T>::from(g.mx[b]), bad);
+        // A zero matrix: S = 0 and the identity's columns for U and V, whatever the solver
+        // made of it (a polar decomposition of zero is not defined).
+        const bool zero = g.mx[b] == 0ull;
+        if (r < g.q) {
+            const T x = zero ? T(0) : ((const T*)g.sw)[b * g.q + r];
+            ((T*)g.s)[b * g.s_bs + r * g.s_cs] = bad ? BlT<T>::nan() : x;
+            if (r == 0 && g.info)
+                g.info[b] = bad ? BL_INFO_NONFINITE : (g.dinfo[b] > 0 ? BL_INFO_NOT_CONVERGED : 0u);
+            continue;
+        }
+        r -= g.q;
+        const bool in_u = r < nu;
+        if (!in_u) r -= nu;
+        const int cols = in_u ? g.uc : g.vc;
+        const bl_i64 i = r / cols, j = r - i * cols;
+        const bool swap = g.vt[b] && (in_u == (g.v_in_u != 0));  // V^T read as V
+        const bl_i64 rs = in_u ? g.us_rs : g.vs_rs, cs = in_u ? g.us_cs : g.vs_cs;
+        const T* src = in_u ? (const T*)g.us + b * g.us_bs : (const T*)g.vs + b * g.vs_bs;
+        const T x = zero ? T(i == j) : src[swap ? i * cs + j * rs : i * rs + j * cs];
+        T* out = in_u ? (T*)g.u + b * g.u_bs + i * g.u_rs + j * g.u_cs : (T*)g.vh + b * g.vh_bs + i * g.vh_rs + j * g.vh_cs;
+        *out = bad ? BlT<T>::nan() : x;
+    }
+}
+
+#define BL_SVD_CUS_UNPACK(TN, T)                                                            \
+    extern "C" __global__ void __launch_bounds__(256) svd_cus_unpack_##TN(SvdCusArgs g) { bl_svd_cus_unpack<T>(g); }
 #define BL_SVD_TALL_SCALE(TN, T)                                                            \
     extern "C" __global__ void __launch_bounds__(256) svd_tall_scale_##TN(SvdTallArgs g) { bl_svd_tall_scale<T>(g); }
 #define BL_SVD_TALL_FINISH(TN, T)                                                           \
