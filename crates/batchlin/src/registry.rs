@@ -178,7 +178,7 @@ pub static KERNELS: &[Kernel] = &[
         op: Op::Svd,
         backend: Backend::Cuda,
         name: "cusolver",
-        about: "cuSOLVER's Jacobi SVD (gesvdj), a matrix a call, where libcusolver loads; a few large matrices",
+        about: "cuSOLVER's polar-decomposition SVD (Xgesvdp; Xgesvd near singular), a matrix a call, where libcusolver loads; a few large matrices",
         supports: |p, t| matches!(t, Target::Cuda(_) if cuda::cusolver::supports_svd(p)),
     },
 ];

@@ -769,7 +769,7 @@ template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
 }
 
 // Mirrors `SvdCusArgs` in crates/batchlin/src/cuda/svd.rs: cuSOLVER's results (cuda/
-// cusolver.rs `gesvdj`) copied into the caller's strided outputs.
+// cusolver.rs `gesvdp`) copied into the caller's strided outputs.
 struct SvdCusArgs {
     const unsigned long long* mx;  // each matrix's max|a| as BlBits: non-finite ones get NaN
     const int* dinfo;              // cuSOLVER's info a matrix: > 0 not converged
