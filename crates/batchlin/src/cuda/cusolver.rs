@@ -268,20 +268,21 @@ pub(crate) unsafe fn gesvdp<T: Real>(
     } else {
         (sc.alloc(m * ucols * es)?, sc.alloc(n * n * es)?, 0, 0)
     };
-    let (pw, ps, pu, pv) = (w as Ptr, s as Ptr, u as Ptr, v as Ptr);
+    // The arguments both solvers and their bufferSize calls share (`svd_fn`): the two
+    // job flags, then A (the copy), S, U and V, then each call's own tail.
+    macro_rules! call {
+        ($f:expr, $j1:expr, $j2:expr, $s:expr, $u:expr, $v:expr; $($tail:expr),*) => {
+            $f(h, params, $j1, $j2, mi, ni, dt, w as Ptr, mi, dt, $s as Ptr, dt, $u as Ptr,
+               mi, dt, $v as Ptr, ni, dt, $($tail),*)
+        };
+    }
     let (mut pd, mut ph, mut qd, mut qh) = (0usize, 0usize, 0usize, 0usize);
     check(
-        psize(
-            h, params, jobz, econ, mi, ni, dt, pw, mi, dt, ps, dt, pu, mi, dt, pv, ni, dt, &mut pd,
-            &mut ph,
-        ),
+        call!(psize, jobz, econ, s, u, v; &mut pd, &mut ph),
         "cusolverDnXgesvdp_bufferSize",
     )?;
     check(
-        qsize(
-            h, params, jobu, jobvt, mi, ni, dt, pw, mi, dt, ps, dt, pu, mi, dt, pv, ni, dt,
-            &mut qd, &mut qh,
-        ),
+        call!(qsize, jobu, jobvt, s, u, v; &mut qd, &mut qh),
         "cusolverDnXgesvd_bufferSize",
     )?;
     let dwork = sc.alloc(pd.max(qd).max(1))?;
@@ -293,63 +294,15 @@ pub(crate) unsafe fn gesvdp<T: Real>(
         let (si, info) = (at(s, i, n), dinfo + 4 * i as u64);
         super::driver::copy_on_device(w, at(a, i, m * n), m * n * es, stream)?;
         let mut err = 0f64;
+        let (work, hw) = (dwork as Ptr, hwork.as_mut_ptr().cast());
         check(
-            gesvdp(
-                h,
-                params,
-                jobz,
-                econ,
-                mi,
-                ni,
-                dt,
-                w as Ptr,
-                mi,
-                dt,
-                si as Ptr,
-                dt,
-                ui as Ptr,
-                mi,
-                dt,
-                vi as Ptr,
-                ni,
-                dt,
-                dwork as Ptr,
-                pd,
-                hwork.as_mut_ptr().cast(),
-                ph,
-                info as *mut i32,
-                &mut err,
-            ),
+            call!(gesvdp, jobz, econ, si, ui, vi; work, pd, hw, ph, info as *mut i32, &mut err),
             "cusolverDnXgesvdp",
         )?;
         if err.is_nan() || err > tol {
             super::driver::copy_on_device(w, at(a, i, m * n), m * n * es, stream)?;
             check(
-                gesvd(
-                    h,
-                    params,
-                    jobu,
-                    jobvt,
-                    mi,
-                    ni,
-                    dt,
-                    w as Ptr,
-                    mi,
-                    dt,
-                    si as Ptr,
-                    dt,
-                    ui as Ptr,
-                    mi,
-                    dt,
-                    vi as Ptr,
-                    ni,
-                    dt,
-                    dwork as Ptr,
-                    qd,
-                    hwork.as_mut_ptr().cast(),
-                    qh,
-                    info as *mut i32,
-                ),
+                call!(gesvd, jobu, jobvt, si, ui, vi; work, qd, hw, qh, info as *mut i32),
                 "cusolverDnXgesvd",
             )?;
             super::driver::fill_words(vt + 4 * i as u64, 1, 1, stream)?;

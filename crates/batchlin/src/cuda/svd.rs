@@ -680,7 +680,7 @@ unsafe fn run_cusolver<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -
         s: c.s.ptr,
         s_bs: c.s.bs,
         s_cs: c.s.cs,
-        us: if vectors { us.ptr } else { 0 },
+        us: us.ptr, // 0 for values alone: no factor buffers
         us_bs: us.bs,
         us_rs: us.rs,
         us_cs: us.cs,

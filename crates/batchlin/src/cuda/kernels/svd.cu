@@ -701,13 +701,12 @@ template <typename T> __device__ void bl_svd_tall_scale(const SvdTallArgs& g) {
         const bl_i64 b = idx / per, rem = idx - b * per;
         const int i = (int)(rem / g.q), j = (int)(rem - (bl_i64)i * g.q);
         const T x = ((const T*)g.a)[b * g.a_bs + i * g.a_rs + j * g.a_cs];
-        if (!g.solver_copy) {
-            ((T*)g.w)[idx] = bl_scale2(x, -bl_tall_exp<T>(g, b));
-            continue;
-        }
         bool bad;
-        const int e = bl_scale_exp(BlBits<T>::from(g.mx[b]), bad);
-        ((T*)g.w)[b * per + (bl_i64)j * g.p + i] = bad ? T(0) : bl_scale2(x, -e);
+        const int e = bl_scale_exp(BlBits<T>::from(g.mx[b]), bad);  // bl_tall_exp's
+        if (g.solver_copy)
+            ((T*)g.w)[b * per + (bl_i64)j * g.p + i] = bad ? T(0) : bl_scale2(x, -e);
+        else
+            ((T*)g.w)[idx] = bl_scale2(x, -e);
     }
 }
 
