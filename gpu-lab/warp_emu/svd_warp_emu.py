@@ -1,13 +1,16 @@
-"""Checks the `warp` SVD kernel's source on the host, no GPU: compiles kernels/svd.cu with
-common.cu (less its inline PTX, which the SVD does not use) against warp_emu.h, runs each
-matrix through bl_svd_warp with a thread a lane, and checks against float64 NumPy:
-singular values, reconstruction, orthogonality, sign convention, order, info words and
-svdvals agreeing. Slow (minutes a dtype on two cores).
+"""Checks the `warp` SVD kernel's source (or with `bidiag`, the `bidiag` kernel's, as a block of
+one warp) on the host, no GPU: compiles kernels/svd.cu with common.cu (less its inline
+PTX, which the SVD does not use) against warp_emu.h, runs each matrix through the kernel
+with a thread a lane, and checks against float64 NumPy: singular values, reconstruction,
+orthogonality, sign convention, order, info words and svdvals agreeing. Slow (minutes a
+dtype on two cores).
 
-    python3 gpu-lab/warp_emu/svd_warp_emu.py f32   # or f64
+    python3 gpu-lab/warp_emu/svd_warp_emu.py f32   # or f64; then `bidiag` for that kernel
 """
 import ctypes, os, subprocess, sys, tempfile
 import numpy as np
+
+BIDIAG = "bidiag" in sys.argv[2:]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNELS = os.path.join(HERE, "..", "..", "crates", "batchlin", "src", "cuda", "kernels")
@@ -20,7 +23,7 @@ def build():
         f.write("\n".join(l for l in common if "asm" not in l) + "\n")
     so = os.path.join(d, "libemu.so")
     subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-w", "-I", d, "-I", KERNELS,
-                    "-I", HERE, "-o", so, os.path.join(HERE, "svd_warp_emu.cpp"), "-lpthread"],
+                    "-I", HERE, "-o", so, os.path.join(HERE, "svd_bidiag_emu.cpp" if BIDIAG else "svd_warp_emu.cpp"), "-lpthread"],
                    check=True)
     return ctypes.CDLL(so)
 
@@ -45,7 +48,7 @@ def check(name, a, dt):
     na = max(np.linalg.norm(a64), 1e-300)
     sref = np.linalg.svd(a64, compute_uv=False)
     _, sv, _, iv = run(a, False, False)
-    for full in (False, True):
+    for full in ((False,) if BIDIAG and m != n else (False, True)):
         u, s, vh, info = run(a, full, True)
         u64, s64, vh64 = u.astype(np.float64), s.astype(np.float64), vh.astype(np.float64)
         errs = dict(
@@ -63,8 +66,8 @@ def check(name, a, dt):
         for e, v in errs.items(): worst[e] = max(worst.get(e, 0), v)
         tag = f"{np.dtype(dt).name} {name} {m}x{n} full={full} sweeps={info >> 16} rd={(info >> 2) & 1}"
         print(tag, "FAIL " + " ".join(bad) if bad else "ok")
-for dt in [np.float64 if sys.argv[1:] == ["f64"] else np.float32]:
-    rows = 64 if dt == np.float32 else 32
+for dt in [np.float64 if sys.argv[1:2] == ["f64"] else np.float32]:
+    rows = 64 if dt == np.float32 or BIDIAG else 32
     for q in [1, 2, 15, 16, 17, 31, 32]:
         for p in sorted({q, 16, 17, 32, rows}):
             if p < q or p > rows: continue
@@ -77,4 +80,16 @@ for dt in [np.float64 if sys.argv[1:] == ["f64"] else np.float32]:
     r5 = rng.standard_normal((30, 5)) @ rng.standard_normal((5, 24))
     check("rank5", r5, dt); check("rank5", r5.T.copy(), dt)
     check("tiny", 1e-30 * rng.standard_normal((20, 12)), dt)
+    if BIDIAG:
+        for p, q in [(33, 33), (48, 40), (65, 64), (64, 64), (100, 70), (130, 128)]:
+            g = rng.standard_normal((p, q))
+            check("gauss", g, dt); check("gauss", g.T.copy(), dt)
+        x = rng.standard_normal((60, 60)) @ np.diag(10.0 ** rng.uniform(-4, 4, 60)) @ rng.standard_normal((60, 60))
+        check("graded", x, dt)
+        check("ones", np.ones((50, 40)), dt)
+        check("identity", np.eye(40), dt)
+        r3 = rng.standard_normal((70, 3)) @ rng.standard_normal((3, 50))
+        check("rank3", r3, dt); check("rank3", r3.T.copy(), dt)
+        c = np.linalg.qr(rng.standard_normal((64, 64)))[0]
+        check("clustered", c @ np.diag(1 + 1e-6 * rng.standard_normal(64)) @ c.T, dt)
 print({k: f"{v:.1e}" for k, v in worst.items()})

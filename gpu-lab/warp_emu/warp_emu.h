@@ -17,6 +17,7 @@
 struct Dim3 { unsigned x, y, z; };
 extern thread_local Dim3 threadIdx, blockIdx;
 extern Dim3 blockDim;
+inline Dim3 gridDim{1, 1, 1};
 extern std::barrier<>* g_bar;
 extern thread_local int g_lane;
 extern unsigned long long g_slots[32];
@@ -37,6 +38,8 @@ inline unsigned __ballot_sync(unsigned, bool p) {
 inline bool __any_sync(unsigned, bool p) { return __ballot_sync(0, p) != 0; }
 inline void __syncwarp(unsigned = 0) { g_bar->arrive_and_wait(); }
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
+inline int __syncthreads_or(int p) { return __ballot_sync(0, p != 0) != 0; }  // one warp a block
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __ffs(unsigned x) { return __builtin_ffs(x); }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }

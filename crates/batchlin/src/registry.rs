@@ -169,6 +169,14 @@ pub static KERNELS: &[Kernel] = &[
     Kernel {
         op: Op::Svd,
         backend: Backend::Cuda,
+        name: "bidiag",
+        about: "Golub-Kahan bidiagonalisation and the implicit-shift bidiagonal QR, a block a \
+                matrix (thin factors or values; 33 to 256 columns)",
+        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_bidiag(p, caps)),
+    },
+    Kernel {
+        op: Op::Svd,
+        backend: Backend::Cuda,
         name: "tall",
         about: "QR first (the QR kernels), the SVD of R by the square kernels, U = Q U_R by a \
                 batched product (far from square; thin factors or values)",

@@ -248,6 +248,10 @@ pub(crate) fn all() -> Vec<(String, String)> {
             format!("svd_jacobi_{tn}"),
             format!("BL_SVD_JACOBI({tn}, {ct})"),
         ));
+        insts.push((
+            format!("svd_bidiag_{tn}"),
+            format!("BL_SVD_BIDIAG({tn}, {ct})"),
+        ));
         for step in ["scale", "finish"] {
             insts.push(svd_tall_inst(tn, ct, step));
         }

@@ -46,6 +46,8 @@ struct SvdArgs {
     max_sweeps: i32,
     lpp: i32,
     nmat: i32,
+    ldv: i32,
+    place: i32,
 }
 
 /// One SVD call on device memory (A is m x n as the caller gave it).
@@ -120,6 +122,16 @@ pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
 /// at 4096x64x16 (0.389 against 0.394 ms), so `warp` keeps what it holds.
 const TALL_RATIO: usize = 2;
 
+/// `bidiag` computes thin factors and values (full ones where they are the thin ones: a
+/// square matrix), wherever its small vectors fit in shared memory.
+pub(crate) fn supports_bidiag(p: &Problem, caps: &DeviceCaps) -> bool {
+    let (pp, q, _) = dims(p, false);
+    let es = p.dtype.size();
+    (p.variant != Variant::SvdFull || pp == q)
+        && pp.saturating_mul(q) <= MAX_ELEMS
+        && bidiag_small_bytes(pp, q, es) <= caps.smem_optin
+}
+
 pub(crate) fn supports_jacobi(p: &Problem, _caps: &DeviceCaps) -> bool {
     let (pp, _, xc) = dims(p, true);
     pp.saturating_mul(xc) <= MAX_ELEMS
@@ -152,6 +164,20 @@ fn threads(p: usize, q: usize) -> usize {
         .div_ceil(32)
         .clamp(1, 16)
         * 32
+}
+
+/// Bytes of the `bidiag` kernel's small vectors (always in shared memory): d, e, the two
+/// reflector scalars, two vectors of p, two slots of 6q rotations and a reduction buffer,
+/// then the permutation and the messages as ints.
+fn bidiag_small_bytes(p: usize, q: usize, es: usize) -> usize {
+    (16 * q + 2 * p + 32) * es + (q + 18) * 4
+}
+
+/// The `bidiag` kernel's threads: a warp for the QR iteration's chain and a row of U or V
+/// a thread (p + q rows; p for values alone), 64 to 512.
+fn bidiag_threads(p: usize, q: usize, vectors: bool) -> usize {
+    let rows = if vectors { p + q } else { p };
+    (rows.div_ceil(32) + 1).clamp(2, 16) * 32
 }
 
 /// How one kernel is launched: matrices a block, threads, shared memory, matrices a
@@ -215,6 +241,74 @@ fn jacobi_shape<T: Real>(
     })
 }
 
+/// The `bidiag` kernel's launch for the tall p x q, and where its work lives (`place`:
+/// 0 A and V in shared memory, 1 V in global scratch, 2 both there) with their leading
+/// dimensions (odd: a thread a row or a column hits distinct banks).
+fn bidiag_shape<T: Real>(
+    dev: &Device,
+    c: &Call,
+    p: usize,
+    q: usize,
+) -> Result<(LaunchShape, i32, usize, usize)> {
+    let vectors = c.u.is_some();
+    if p.saturating_mul(q) > MAX_ELEMS || (vectors && c.full && p != q) {
+        return Err(Error::Argument(format!(
+            "the CUDA bidiag SVD kernel takes thin factors or values (full ones of a square \
+             matrix), up to {MAX_ELEMS} elements; got {}x{}",
+            c.m, c.n
+        )));
+    }
+    let es = std::mem::size_of::<T>();
+    let (ldu, ldv) = (p | 1, q | 1);
+    let small = bidiag_small_bytes(p, q, es);
+    let (a_bytes, v_bytes) = (ldu * q * es, if vectors { ldv * q * es } else { 0 });
+    // V in global scratch where A and V together would hold an SM to one or two blocks
+    // (H200, 2026-12-04: 1024x128x128 float32 26.8 ms with V there, 56.7 with both in
+    // shared memory; 1024x96x96 11.7 against 17.4); A too where A alone does not fit.
+    let fits = |bytes: usize| small + bytes <= dev.smem_optin;
+    let place = if vectors
+        && fits(a_bytes + v_bytes)
+        && 3 * (small + a_bytes + v_bytes) <= dev.smem_optin
+    {
+        0
+    } else if fits(a_bytes) {
+        1
+    } else {
+        2
+    };
+    let (smem, work_elems) = match place {
+        0 => (small + a_bytes + v_bytes, 0),
+        1 => (small + a_bytes, ldv * q),
+        _ => (small, ldu * q + if vectors { ldv * q } else { 0 }),
+    };
+    if smem > dev.smem_optin {
+        return Err(Error::Argument(format!(
+            "the CUDA bidiag SVD kernel needs {smem} bytes of shared memory for {}x{}",
+            c.m, c.n
+        )));
+    }
+    let (tn, ct) = super::qr::tname::<T>();
+    let f = dev.function(
+        &format!("svd_bidiag_{tn}"),
+        &format!("BL_SVD_BIDIAG({tn}, {ct})"),
+        dev.smem_optin,
+    )?;
+    let chunk = if work_elems == 0 {
+        c.batch
+    } else {
+        (super::eigh::WORK_BYTES / (work_elems * es)).clamp(1, c.batch)
+    };
+    let shape = LaunchShape {
+        f,
+        per_block: 1,
+        threads: bidiag_threads(p, q, vectors),
+        smem,
+        chunk,
+        work_elems,
+    };
+    Ok((shape, place, ldu, ldv))
+}
+
 /// The `warp` kernel's launch for the tall p x q: its smallest instantiation holding it.
 fn warp_shape_launch<T: Real>(dev: &Device, c: &Call, p: usize, q: usize) -> Result<LaunchShape> {
     let (tn, ct) = super::qr::tname::<T>();
@@ -238,7 +332,7 @@ fn warp_shape_launch<T: Real>(dev: &Device, c: &Call, p: usize, q: usize) -> Res
     })
 }
 
-/// One SVD call by the kernel `kernel` ("jacobi" or "warp", the registry's names).
+/// One SVD call by the kernel `kernel` ("jacobi", "warp" or "bidiag", the registry's names).
 pub(crate) unsafe fn run<T: Real>(
     dev: &Device,
     stream: RawStream,
@@ -250,8 +344,14 @@ pub(crate) unsafe fn run<T: Real>(
     let (p, q) = (m.max(n), m.min(n));
     let vectors = c.u.is_some();
     let xc = if vectors && c.full { p } else { q };
+    let (mut place, mut ldu, mut ldv, mut work_es) = (0, p, 0, std::mem::size_of::<f64>());
     let shape = match kernel {
         "warp" => warp_shape_launch::<T>(dev, c, p, q)?,
+        "bidiag" => {
+            let (shape, pl, lu, lv) = bidiag_shape::<T>(dev, c, p, q)?;
+            (place, ldu, ldv, work_es) = (pl, lu, lv, std::mem::size_of::<T>());
+            shape
+        }
         _ => jacobi_shape::<T>(dev, c, p, q, xc)?,
     };
     let (u, vh) = (c.u.unwrap_or_default(), c.vh.unwrap_or_default());
@@ -281,15 +381,17 @@ pub(crate) unsafe fn run<T: Real>(
         p: p as i32,
         q: q as i32,
         xcols: xc as i32,
-        ldu: p as i32,
+        ldu: ldu as i32,
         sign_from_v: transpose as i32,
         max_sweeps: MAX_SWEEPS,
         lpp: lanes_per_pair(p) as i32,
+        ldv: ldv as i32,
+        place,
         ..Default::default()
     };
     let mut sc = Scratch::new(stream);
     if shape.work_elems > 0 {
-        args.work = sc.alloc(shape.chunk * shape.work_elems * std::mem::size_of::<f64>())?;
+        args.work = sc.alloc(shape.chunk * shape.work_elems * work_es)?;
         args.work_bs = shape.work_elems as i64;
     }
     let mut b0 = 0;

@@ -32,6 +32,8 @@ struct SvdArgs {
     int b0;
     int p, q, xcols, ldu, sign_from_v, max_sweeps, lpp;
     int nmat;  // warp kernel: matrices b0 .. b0 + nmat of this launch
+    int ldv;    // bidiag kernel: work V's leading dimension
+    int place;  // bidiag kernel: 0 A and V in shared memory, 1 V in work, 2 both in work
 };
 
 // Columns order[0..count) of X (column-major, ld; `rows` long), those with valid[j] when
@@ -662,6 +664,508 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
     extern "C" __global__ void __launch_bounds__(32 * BL_SVD_WARPS) svd_warp_##TN##_p##P##_q##Q(SvdArgs g) { \
         bl_svd_warp<T, P, Q>(g);                                                            \
     }
+
+// ---------------------------------------------------------------------------------
+// svd_bidiag_<t>: Golub-Kahan, a block a matrix, on the tall p x q: the CPU kernel's
+// algorithm (cpu/kernels/golub_kahan_svd.rs) with the eigh block kernel's division of
+// labour. Householder bidiagonalisation (LAPACK xGEBD2) of the scaled matrix in the work
+// A (column-major, ld odd), each right reflector kept in a column of the work V; U formed
+// over A and V over its reflectors (xORG2R); then the Golub-Reinsch implicit-shift QR
+// iteration on the bidiagonal, run by thread 0, which publishes each chase's rotations
+// (and a cancellation's, where a diagonal entry is negligible) in one of two slots while
+// the other warps apply the previous slot's to their rows of U and V. U = Q x rotations, so
+// its columns are orthonormal even where singular values are zero. Then the columns
+// renormalised (as the CPU kernel: rotations round with a bias), the values sorted
+// descending (a stable rank sort), the sign convention, the scaling undone. Thin factors
+// or values (full ones only where p = q). Work in T: the method is backward stable, its
+// error grows with n, not with the rotations' count as Jacobi's does.
+// info: as bl_svd_jacobi's, bits 16.. the QR iterations.
+
+// w[i] = scale * sum_{e in [e0, e1)} v[e] X[i*is + e*es] for i in [i0, i1): a group of
+// lanes (a power of two) an item, as many groups as the block holds.
+template <typename T>
+__device__ void bl_gk_dots(const T* X, int is, int es, int i0, int i1, int e0, int e1, const T* v, T* w, T scale) {
+    const int ni = i1 - i0;
+    if (ni <= 0) return;
+    int G = 1;
+    while (G < 32 && ni * G * 2 <= (int)blockDim.x) G *= 2;
+    const int tid = threadIdx.x, gl = tid & (G - 1), ng = blockDim.x / G;
+    const unsigned mask = bl_group_mask(G);
+    for (int i = i0 + tid / G; i < i1; i += ng) {
+        const T* x = X + (bl_i64)i * is;
+        T s = T(0);
+        for (int e = e0 + gl; e < e1; e += G) s += v[e] * x[(bl_i64)e * es];
+        for (int off = G >> 1; off > 0; off >>= 1) s += __shfl_xor_sync(mask, s, off);
+        if (gl == 0) w[i] = scale * s;
+    }
+}
+
+// LAPACK xORG2R in place on the column-major m x k block X (leading dimension ld): on
+// entry column j holds reflector j below row j (its 1 at row j implicit), tau[j] its
+// scalar; on exit the first k columns of H_0 ... H_{k-1}. w: k elements of scratch.
+template <typename T> __device__ void bl_gk_org2r(T* X, int ld, int m, int k, const T* tau, T* w) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    for (int j = k - 1; j >= 0; --j) {
+        const T t = tau[j];
+        T* xj = X + (bl_i64)j * ld;
+        if (t != T(0) && j < k - 1) {
+            // Rows j + 1.. only: row j of the columns formed so far is zero.
+            bl_gk_dots(X, ld, 1, j + 1, k, j + 1, m, xj, w, t);
+            __syncthreads();
+            const int nr = m - j, total = (k - j - 1) * nr;
+            for (int idx = tid; idx < total; idx += nt) {
+                const int c = j + 1 + idx / nr, r = j + idx % nr;
+                X[(bl_i64)c * ld + r] -= w[c] * (r == j ? T(1) : xj[r]);
+            }
+            __syncthreads();
+        }
+        for (int r = tid; r < m; r += nt) xj[r] = r > j ? -t * xj[r] : (r == j ? T(1) - t : T(0));
+        __syncthreads();
+    }
+}
+
+// r = |(f, h)|, c = f / r, s = h / r as bl_givens (one reciprocal square root on the chain
+// rather than a square root and two divisions; the columns' norms are restored at the end);
+// r = 0 leaves c and s as they were.
+template <typename T> __device__ __forceinline__ void bl_gk_rot(T f, T h, T& c, T& s, T& r) {
+    const T x = f * f + h * h;
+    if (x >= T(1e-30) && x < T(1e30)) {
+        const T ri = bl_rsqrt_acc(x);
+        r = x * ri;
+        c = f * ri;
+        s = h * ri;
+    } else {
+        r = bl_hypot(f, h);
+        if (r != T(0)) {
+            c = f / r;
+            s = h / r;
+        }
+    }
+}
+
+// A row of U or V (element j at row[j * rl]) through rotations j in [lo, hi) down
+// consecutive columns (x_j' = c x_j + s x_{j+1}; the new x_{j+1} carried), or with `fan`
+// of column lo - 1 against each column j in [lo, hi) (x_j' = c x_j - s x_f, x_f' = c x_f +
+// s x_j). The loads run eight ahead of the carried value: the row may be in global memory.
+template <typename T, bool FAN>
+__device__ __forceinline__ void bl_gk_rot_row(T* row, bl_i64 rl, int lo, int hi, const T* c, const T* s) {
+    const int carry = FAN ? lo - 1 : lo;
+    T x = row[carry * rl];
+    for (int j0 = lo; j0 < hi; j0 += 8) {
+        T y[8], cc[8], ss[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            if (j0 + u < hi) {
+                y[u] = row[(j0 + u + (FAN ? 0 : 1)) * rl];
+                cc[u] = c[j0 + u];
+                ss[u] = s[j0 + u];
+            }
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            if (j0 + u < hi) {
+                if (FAN) {
+                    row[(j0 + u) * rl] = cc[u] * y[u] - ss[u] * x;
+                    x = cc[u] * x + ss[u] * y[u];
+                } else {
+                    row[(j0 + u) * rl] = cc[u] * x + ss[u] * y[u];
+                    x = cc[u] * y[u] - ss[u] * x;
+                }
+            }
+    }
+    row[(FAN ? carry : hi) * rl] = x;
+}
+
+// The bidiagonal QR iteration's state, held by thread 0 (the CPU kernel's GolubKahan).
+template <typename T> struct BlGk {
+    int left, its, iters;
+    bool conv;
+    T anorm;
+};
+
+// The Golub-Reinsch iteration up to its next message (thread 0): values that converged
+// settled, at most one cancellation (rv1[l] chased out against the negligible d[l - 1],
+// rotating U's columns (l - 1, i)) and at most one chase from l to k. rr: the slot's
+// rotations, c and s a column, for U's chase at [0, q) and [q, 2q), V's at [2q, 4q), the
+// cancellation's at [4q, 6q). mg: cancellation column (-1: none), its first and end
+// columns, the chase's l and k (k > l: a chase), done. vneg[k] = -1 where column k of V
+// is negated (its value came out negative).
+#define BL_GK_MAX_ITS 75
+template <typename T> __device__ void bl_gk_next(BlGk<T>& st, T* d, T* rv1, int q, T* rr, int* mg, T* vneg) {
+    const T anorm = st.anorm;
+    int cnm = -1, clo = 0, chi = 0, cl = 0, ck = 0;
+    while (st.left > 0) {
+        const int k = st.left - 1;
+        int l = k;
+        bool cancel = true;
+        while (true) {
+            if (BlT<T>::abs_(rv1[l]) + anorm == anorm) {
+                cancel = false;
+                break;
+            }
+            if (BlT<T>::abs_(d[l - 1]) + anorm == anorm) break;  // l >= 1: rv1[0] = 0
+            --l;
+        }
+        if (cancel) {
+            if (cnm >= 0) break;  // one cancellation a message; this one next time
+            cnm = l - 1;
+            clo = chi = l;
+            T c = T(0), s = T(1);
+            for (int i = l; i <= k; ++i) {
+                const T f = s * rv1[i];
+                rv1[i] = c * rv1[i];
+                if (BlT<T>::abs_(f) + anorm == anorm) break;
+                const T g = d[i];
+                const T h = bl_hypot(f, g);
+                d[i] = h;
+                // Divide (not multiply by 1/h), as the CPU kernel: c rounds without bias.
+                c = g / h;
+                s = -f / h;
+                rr[4 * q + i] = c;
+                rr[5 * q + i] = s;
+                chi = i + 1;
+            }
+        }
+        const T z = d[k];
+        if (l == k) {
+            if (z < T(0)) {
+                d[k] = -z;
+                if (vneg) vneg[k] = T(-1);
+            }
+            --st.left;
+            st.its = 0;
+            continue;
+        }
+        if (st.its >= BL_GK_MAX_ITS) {
+            st.conv = false;
+            d[k] = BlT<T>::abs_(d[k]);
+            --st.left;
+            st.its = 0;
+            continue;
+        }
+        ++st.its;
+        ++st.iters;
+        // The shift from the bottom 2x2 minor, then the chase from l down to k.
+        T x = d[l];
+        T y = d[k - 1], g = rv1[k - 1], h = rv1[k];
+        T f = ((y - z) * (y + z) + (g - h) * (g + h)) / (T(2) * h * y);
+        g = bl_hypot(f, T(1));
+        f = ((x - z) * (x + z) + h * ((y / (f + bl_sign(g, f))) - h)) / x;
+        T c = T(1), s = T(1);
+        T gi = rv1[l + 1], yi = d[l + 1];  // step j's, loaded a step ahead
+        for (int j = l; j < k; ++j) {
+            const int i = j + 1;
+            const T gn = i < k ? rv1[i + 1] : T(0), yn = i < k ? d[i + 1] : T(0);
+            g = gi;
+            y = yi;
+            gi = gn;
+            yi = yn;
+            h = s * g;
+            g = c * g;
+            T zz;
+            bl_gk_rot(f, h, c, s, zz);
+            rv1[j] = zz;
+            f = x * c + g * s;
+            g = g * c - x * s;
+            h = y * s;
+            y *= c;
+            rr[2 * q + j] = c;
+            rr[3 * q + j] = s;
+            bl_gk_rot(f, h, c, s, zz);
+            d[j] = zz;
+            f = c * g + s * y;
+            x = c * y - s * g;
+            rr[j] = c;
+            rr[q + j] = s;
+        }
+        rv1[l] = T(0);
+        rv1[k] = f;
+        d[k] = x;
+        cl = l;
+        ck = k;
+        break;
+    }
+    mg[0] = cnm;
+    mg[1] = clo;
+    mg[2] = chi;
+    mg[3] = cl;
+    mg[4] = ck;
+    mg[5] = st.left == 0;
+}
+
+template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    const int p = g.p, q = g.q, ld = g.ldu, ldv = g.ldv;
+    const int tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    const bl_i64 b = (bl_i64)g.b0 + blockIdx.x;
+    const bool vec = g.x != nullptr;
+    T* sm = reinterpret_cast<T*>(bl_smem);
+    T* gw = g.work ? reinterpret_cast<T*>(g.work) + (bl_i64)blockIdx.x * g.work_bs : nullptr;  // per launch
+    T* A;
+    T* V = nullptr;
+    if (g.place == 2) {
+        A = gw;
+        V = gw + (bl_i64)ld * q;
+    } else {
+        A = sm;
+        sm += (bl_i64)ld * q;
+        if (vec && g.place == 1) {
+            V = gw;
+        } else if (vec) {
+            V = sm;
+            sm += (bl_i64)ldv * q;
+        }
+    }
+    T* d = sm;            // q: the diagonal, then the singular values
+    T* e = d + q;         // q: the superdiagonal, then rv1 (rv1[i] couples d[i-1], d[i])
+    T* tauq = e + q;      // q: left reflectors' scalars, then the output signs
+    T* taup = tauq + q;   // q: right reflectors' scalars, then vneg
+    T* vv = taup + q;     // p: a left reflector, then U's inverse column norms
+    T* wv = vv + p;       // p: products, then V's inverse column norms
+    T* rot = wv + p;      // two slots of 6q rotations
+    T* red = rot + 12 * q;  // 32
+    int* perm = reinterpret_cast<int*>(red + 32);  // q
+    int* msg = perm + q;                          // two slots of 8, then iters and conv
+
+    const T* ap = reinterpret_cast<const T*>(g.a) + b * g.a_bs;
+    const bool rows_fast = (g.a_rs < 0 ? -g.a_rs : g.a_rs) <= (g.a_cs < 0 ? -g.a_cs : g.a_cs);
+    T mx = T(0);
+    for (int idx = tid; idx < p * q; idx += nt) {
+        const int o = idx / (rows_fast ? p : q), in = idx - o * (rows_fast ? p : q);
+        const int i = rows_fast ? in : o, j = rows_fast ? o : in;
+        const T x = ap[i * g.a_rs + j * g.a_cs];
+        A[(bl_i64)j * ld + i] = x;
+        const T f = bl_absflag(x);
+        mx = f > mx ? f : mx;
+    }
+    mx = bl_max_all(mx, red);
+    bool bad;
+    const int es = bl_scale_exp(mx, bad);
+    T* sp = reinterpret_cast<T*>(g.s) + b * g.s_bs;
+    T* xp = vec ? reinterpret_cast<T*>(g.x) + b * g.x_bs : nullptr;
+    T* yp = vec ? reinterpret_cast<T*>(g.y) + b * g.y_bs : nullptr;
+    if (bad) {
+        const T nan = BlT<T>::nan();
+        for (int j = tid; j < q; j += nt) sp[j * g.s_cs] = nan;
+        if (vec) {
+            for (int idx = tid; idx < p * q; idx += nt) xp[(idx % p) * g.x_rs + (idx / p) * g.x_cs] = nan;
+            for (int idx = tid; idx < q * q; idx += nt) yp[(idx % q) * g.y_rs + (idx / q) * g.y_cs] = nan;
+        }
+        if (tid == 0 && g.info) g.info[b] = BL_INFO_NONFINITE;
+        return;
+    }
+    __syncthreads();
+    for (int idx = tid; idx < p * q; idx += nt) {
+        T* a = A + (bl_i64)(idx / p) * ld + idx % p;
+        *a = bl_svd_scale_in<T>(*a, es);
+    }
+    __syncthreads();
+
+    // Bidiagonalisation, A = Q B P^T (B upper bidiagonal: d, e).
+    for (int i = 0; i < q; ++i) {
+        // The left reflector of column i (rows i..p), kept below the diagonal for U.
+        T* ai = A + (bl_i64)i * ld;
+        T part = T(0);
+        for (int r = i + 1 + tid; r < p; r += nt) part += ai[r] * ai[r];
+        const T ss = bl_sum_all(part, red);
+        T beta, t, scal;
+        bl_householder(ai[i], ss, beta, t, scal);
+        __syncthreads();  // every thread has read ai[i]
+        for (int r = i + tid; r < p; r += nt) {
+            const T v = r == i ? T(1) : ai[r] * scal;
+            vv[r] = v;
+            if (r > i) ai[r] = v;
+        }
+        if (tid == 0) {
+            d[i] = beta;
+            tauq[i] = t;
+        }
+        __syncthreads();
+        if (t != T(0) && i + 1 < q) {
+            bl_gk_dots(A, ld, 1, i + 1, q, i, p, vv, wv, t);
+            __syncthreads();
+            const int nr = p - i, total = (q - i - 1) * nr;
+            for (int idx = tid; idx < total; idx += nt) {
+                const int c = i + 1 + idx / nr, r = i + idx % nr;
+                A[(bl_i64)c * ld + r] -= wv[c] * vv[r];
+            }
+            __syncthreads();
+        }
+        if (i + 1 >= q) break;
+        // The right reflector of row i (columns i+1..q), kept in column i + 1 of V.
+        part = T(0);
+        for (int c = i + 2 + tid; c < q; c += nt) {
+            const T x = A[(bl_i64)c * ld + i];
+            part += x * x;
+        }
+        const T ss2 = bl_sum_all(part, red);
+        bl_householder(A[(bl_i64)(i + 1) * ld + i], ss2, beta, t, scal);
+        __syncthreads();
+        T* ub = vv;  // the row's reflector over columns i+1..q (vv is free again)
+        for (int c = i + 1 + tid; c < q; c += nt) {
+            const T u = c == i + 1 ? T(1) : A[(bl_i64)c * ld + i] * scal;
+            ub[c] = u;
+            if (vec) V[(bl_i64)(i + 1) * ldv + c] = u;
+        }
+        if (tid == 0) {
+            e[i] = beta;
+            taup[i] = t;
+        }
+        __syncthreads();
+        if (t != T(0)) {
+            bl_gk_dots(A, 1, ld, i + 1, p, i + 1, q, ub, wv, t);
+            __syncthreads();
+            const int nr = p - i - 1, total = (q - i - 1) * nr;
+            for (int idx = tid; idx < total; idx += nt) {
+                const int c = i + 1 + idx / nr, r = i + 1 + idx % nr;
+                A[(bl_i64)c * ld + r] -= wv[r] * ub[c];
+            }
+            __syncthreads();
+        }
+    }
+    T* vneg = taup;  // free once V is formed
+    if (vec) {
+        // U = Q over A; V = P: 1 then the (q-1) x (q-1) block of reflectors.
+        bl_gk_org2r(A, ld, p, q, tauq, wv);
+        bl_gk_org2r(V + ldv + 1, ldv, q - 1, q - 1, taup, wv);
+        for (int r = tid; r < q; r += nt) {
+            V[r] = r == 0 ? T(1) : T(0);
+            V[(bl_i64)r * ldv] = r == 0 ? T(1) : T(0);
+        }
+        __syncthreads();
+        for (int j = tid; j < q; j += nt) vneg[j] = T(1);
+    }
+    if (tid == 0) {
+        for (int i = q - 1; i >= 1; --i) e[i] = e[i - 1];
+        e[0] = T(0);
+    }
+    __syncthreads();
+
+    // The bidiagonal QR iteration: thread 0 computes, every thread applies (rows of U
+    // first, then rows of V), one barrier a message.
+    BlGk<T> st;
+    if (tid == 0) {
+        T an = T(0);
+        for (int i = 0; i < q; ++i) {
+            const T x = BlT<T>::abs_(d[i]) + BlT<T>::abs_(e[i]);
+            an = x > an ? x : an;
+        }
+        st = BlGk<T>{q, 0, 0, true, an};
+    }
+    if (!vec) {
+        if (tid == 0)
+            while (st.left > 0) bl_gk_next(st, d, e, q, rot, msg, (T*)nullptr);
+    } else {
+        for (int t = 0;; ++t) {
+            int* mg = msg + (t & 1) * 8;
+            T* rr = rot + (t & 1) * 6 * q;
+            if (tid == 0) bl_gk_next(st, d, e, q, rr, mg, vneg);
+            __syncthreads();
+            const int cnm = mg[0], clo = mg[1], chi = mg[2], cl = mg[3], ck = mg[4], done = mg[5];
+            // Warp 0 keeps to the iteration where the block has other warps for the rows.
+            const int a0 = nt > 32 ? 32 : 0;
+            for (int r = tid - a0; r >= 0 && r < p + q; r += nt - a0) {
+                const bool in_u = r < p;
+                T* row = in_u ? A + r : V + (r - p);
+                const bl_i64 rl = in_u ? ld : ldv;
+                if (in_u && cnm >= 0) bl_gk_rot_row<T, true>(row, rl, clo, chi, rr + 4 * q, rr + 5 * q);
+                const T* cs = rr + (in_u ? 0 : 2 * q);
+                if (ck > cl) bl_gk_rot_row<T, false>(row, rl, cl, ck, cs, cs + q);
+            }
+            if (done) break;
+        }
+    }
+    if (tid == 0) {  // apart from the slots, which slower threads may still be reading
+        msg[16] = st.iters;
+        msg[17] = st.conv;
+    }
+    __syncthreads();
+    const int iters = msg[16];
+    const bool conv = msg[17] != 0;
+
+    // Singular values in order.
+    for (int j = tid; j < q; j += nt) {
+        const T sj = d[j];
+        int r = 0;
+        for (int i = 0; i < q; ++i) {
+            const T si = d[i];
+            r += (si > sj) || (si == sj && i < j);
+        }
+        perm[r] = j;
+    }
+    __syncthreads();
+    for (int c = tid; c < q; c += nt) sp[c * g.s_cs] = bl_scale2(d[perm[c]], es);
+    const T eps = BlT<T>::eps();
+    const unsigned word = bl_svd_info<T>(iters, conv, d[perm[0]], d[perm[q - 1]], p, eps, es);
+    if (!vec) {
+        if (tid == 0 && g.info) g.info[b] = word;
+        return;
+    }
+
+    // Inverse column norms (vv: U's, wv: V's with its negation), then each sorted
+    // column's sign from A's U (work U, or work V for a wide A).
+    for (int j = wid; j < 2 * q; j += nw) {
+        const bool in_u = j < q;
+        const int c = in_u ? j : j - q;
+        const T* col = in_u ? A + (bl_i64)c * ld : V + (bl_i64)c * ldv;
+        T s = T(0);
+        for (int i = lane; i < (in_u ? p : q); i += 32) s += col[i] * col[i];
+        s = bl_warp_sum(s);
+        if (lane == 0) {
+            const T inv = s > T(0) ? T(1) / BlT<T>::sqrt_(s) : T(1);
+            if (in_u) vv[c] = inv;
+            else wv[c] = inv * vneg[c];
+        }
+    }
+    __syncthreads();
+    T* sgn = tauq;
+    for (int c = wid; c < q; c += nw) {
+        const int j = perm[c];
+        const bool from_v = g.sign_from_v;
+        const T* col = from_v ? V + (bl_i64)j * ldv : A + (bl_i64)j * ld;
+        const int len = from_v ? q : p;
+        T best = T(0), lead = T(1);
+        int bi = 1 << 30;
+        for (int i = lane; i < len; i += 32) {
+            const T a = BlT<T>::abs_(col[i]);
+            if (a > best) {
+                best = a;
+                lead = col[i];
+                bi = i;
+            }
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            const T ob = bl_shfl_xor(best, off);
+            const T ol = bl_shfl_xor(lead, off);
+            const int oi = __shfl_xor_sync(0xffffffffu, bi, off);
+            if (ob > best || (ob == best && oi < bi)) {
+                best = ob;
+                lead = ol;
+                bi = oi;
+            }
+        }
+        if (lane == 0) sgn[c] = (from_v ? lead * vneg[j] : lead) < T(0) ? T(-1) : T(1);
+    }
+    __syncthreads();
+    const bool x_rows = (g.x_rs < 0 ? -g.x_rs : g.x_rs) >= (g.x_cs < 0 ? -g.x_cs : g.x_cs);
+    for (int idx = tid; idx < p * q; idx += nt) {
+        const int o = idx / (x_rows ? q : p), in = idx - o * (x_rows ? q : p);
+        const int i = x_rows ? o : in, c = x_rows ? in : o;
+        const int j = perm[c];
+        xp[i * g.x_rs + c * g.x_cs] = sgn[c] * vv[j] * A[(bl_i64)j * ld + i];
+    }
+    const bool y_rows = (g.y_rs < 0 ? -g.y_rs : g.y_rs) >= (g.y_cs < 0 ? -g.y_cs : g.y_cs);
+    for (int idx = tid; idx < q * q; idx += nt) {
+        const int o = idx / q, in = idx - o * q;
+        const int i = y_rows ? o : in, c = y_rows ? in : o;
+        const int j = perm[c];
+        yp[i * g.y_rs + c * g.y_cs] = sgn[c] * wv[j] * V[(bl_i64)j * ldv + i];
+    }
+    if (tid == 0 && g.info) g.info[b] = word;
+}
+
+#define BL_SVD_BIDIAG(TN, T)                                                                \
+    extern "C" __global__ void __launch_bounds__(512) svd_bidiag_##TN(SvdArgs g) { bl_svd_bidiag<T>(g); }
 
 // ---------------------------------------------------------------------------------
 // The `tall` SVD (QR first; cuda/svd.rs `run_tall`): its two steps of its own around the
