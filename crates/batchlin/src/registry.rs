@@ -171,7 +171,7 @@ pub static KERNELS: &[Kernel] = &[
         backend: Backend::Cuda,
         name: "bidiag",
         about: "Golub-Kahan bidiagonalisation and the implicit-shift bidiagonal QR, a block a \
-                matrix (thin factors or values; 33 to 256 columns)",
+                matrix (thin factors or values; forced only until routed)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_bidiag(p, caps)),
     },
     Kernel {
