@@ -9,8 +9,8 @@ against numpy.linalg in float64 on a few matrices.
 
 The floor is the larger of the bytes in and out at 4.3 TB/s and the flops at the H200's
 FP32 rate (67 TFLOP/s; FP64 likewise at 67), counted as the issues count them: eigh
-9n^3 a matrix with vectors and 4n^3/3 for values alone; SVD (one-sided Jacobi) about
-5mn^2 a sweep over 7 sweeps with vectors, 4mn^2 a sweep without; QR 2mn^2 - 2n^3/3.
+9n^3 a matrix with vectors and 4n^3/3 for values alone; SVD by the method routed
+(`svd_flops`); QR 2mn^2 - 2n^3/3.
 """
 
 from __future__ import annotations
@@ -37,11 +37,28 @@ def shapes(path, ops):
                 yield op, int(b), int(m), int(n)
 
 
+def svd_flops(vectors, p, q):
+    """The flops of the method the planner takes for the tall p x q: one-sided Jacobi to
+    32 columns (about 5pq^2 a sweep with vectors, 4pq^2 without, 7 sweeps); QR first from
+    2:1 (2pq^2 - 2q^3/3, with vectors as much again to form Q and 2pq^2 for U = Q U_R)
+    then the square SVD of R; else Golub-Kahan: 4pq^2 - 4q^3/3 to bidiagonalise, with
+    vectors as much again to form U, 4q^3/3 to form V and 6q^2(p + q) for the QR
+    iteration's rotations (about q^2 of them, two QR steps a value)."""
+    if q <= 32:
+        return 7 * (5 if vectors else 4) * p * q**2
+    if p >= 2 * q:
+        qr = 2 * p * q**2 - 2 * q**3 / 3
+        return (3 * qr + 2 * p * q**2 if vectors else qr) + svd_flops(vectors, q, q)
+    gk = 4 * p * q**2 - 4 * q**3 / 3
+    return 2 * gk + 4 * q**3 / 3 + 6 * q**2 * (p + q) if vectors else gk
+
+
 def flops(variant, m, n):
     k = min(m, n)
+    if variant in ("svd", "svdvals"):
+        return svd_flops(variant == "svd", max(m, n), k)
     return {
         "eigh": 9 * n**3, "eigvalsh": 4 * n**3 / 3,
-        "svd": 7 * 5 * max(m, n) * k**2, "svdvals": 7 * 4 * max(m, n) * k**2,
         "qr": 4 * m * n * k - 4 * k**3 / 3, "qr-r": 2 * m * n * k - 2 * k**3 / 3,
     }[variant]
 

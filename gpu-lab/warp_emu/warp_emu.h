@@ -1,6 +1,7 @@
 // Host stand-ins for the CUDA built-ins the warp SVD kernel uses: 32 threads a warp,
 // shuffles, votes and __syncwarp by a barrier. Slow (a context switch a shuffle), exact.
 // Host emulation of a single warp: 32 threads, warp intrinsics by barriers.
+#include <atomic>
 #include <barrier>
 #include <thread>
 #include <cmath>
@@ -40,6 +41,12 @@ inline void __syncwarp(unsigned = 0) { g_bar->arrive_and_wait(); }
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
 inline int __syncthreads_or(int p) { return __ballot_sync(0, p != 0) != 0; }  // one warp a block
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+inline int atomicMax(int* a, int v) {
+    std::atomic_ref<int> r(*a);
+    int old = r.load();
+    while (old < v && !r.compare_exchange_weak(old, v)) {}
+    return old;
+}
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __ffs(unsigned x) { return __builtin_ffs(x); }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }

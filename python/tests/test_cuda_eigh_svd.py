@@ -19,7 +19,8 @@ from test_cuda import (_on_gpu, cupy, jax_gpu, needs_backend, needs_cupy,  # noq
 EIGH_N = [1, 2, 5, 16, 31, 32, 33, 64, 100, 120, 170]
 # Tall, square and wide, around the SVD kernels' limits: `warp` (a warp a matrix, four a
 # block: batches not a multiple of four; up to 32 columns, 64 rows in float32 and 32 in
-# float64) and `jacobi` (a warp a column pair, 16 warps).
+# float64), `bidiag` (a block a matrix, from 33 columns) and `jacobi` (full factors of a
+# non-square matrix past `warp`).
 SVD_SHAPES = [(3, 1, 1), (4, 5, 3), (4, 3, 5), (3, 32, 32), (2, 33, 31), (2, 64, 64),
               (2, 40, 100), (2, 300, 20), (1, 130, 130), (5, 16, 1), (3, 1, 33),
               (6, 17, 2), (5, 32, 31), (3, 64, 32), (3, 32, 64), (2, 65, 32), (2, 33, 33),

@@ -411,7 +411,8 @@ mod tests {
     }
 
     /// The planner sends SVDs of up to 32 columns (after transposing a wide matrix) and
-    /// 64 rows in float32, 32 in float64, to the `warp` kernel, the rest to `jacobi`.
+    /// 64 rows in float32, 32 in float64, to the `warp` kernel, the rest to `bidiag`
+    /// except full factors of a non-square matrix, which go to `jacobi`.
     #[test]
     fn svd_shapes_go_to_the_warp_kernel_where_they_fit() {
         let caps = h200();
@@ -435,7 +436,11 @@ mod tests {
                 ] {
                     let p = Problem::new(variant, dtype, 4096, m, n);
                     let k = pick(&p, Backend::Cuda, &t, &Options::default(), &[]).unwrap();
-                    let want = if warp { "warp" } else { "jacobi" };
+                    let want = match (warp, variant == Variant::SvdFull && m != n) {
+                        (true, _) => "warp",
+                        (false, true) => "jacobi",
+                        (false, false) => "bidiag",
+                    };
                     assert_eq!(k.name, want, "{p}");
                 }
             }
@@ -443,7 +448,8 @@ mod tests {
     }
 
     /// Matrices at least twice as long as wide that `warp` does not hold go to `tall` (QR
-    /// first) for thin factors and values; full factors stay with the square kernels.
+    /// first) for thin factors and values; full factors stay with the square kernels
+    /// (`bidiag` for a square matrix, else `jacobi`).
     #[test]
     fn far_from_square_svds_go_to_the_tall_kernel() {
         let caps = h200();
@@ -454,8 +460,11 @@ mod tests {
             (Variant::SvdThin, 128, 64, "tall"),
             (Variant::SvdThin, 66, 33, "tall"),
             (Variant::SvdFull, 2048, 64, "jacobi"),
-            (Variant::SvdThin, 127, 64, "jacobi"),
-            (Variant::SvdThin, 65, 33, "jacobi"),
+            (Variant::SvdThin, 127, 64, "bidiag"),
+            (Variant::SvdThin, 65, 33, "bidiag"),
+            (Variant::SvdFull, 127, 64, "jacobi"),
+            (Variant::SvdFull, 128, 128, "bidiag"),
+            (Variant::Svdvals, 256, 256, "bidiag"),
             (Variant::SvdThin, 64, 16, "warp"),
             (Variant::SvdThin, 65, 16, "tall"),
         ] {

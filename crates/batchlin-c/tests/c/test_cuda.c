@@ -670,6 +670,10 @@ static void test_device_eigh_svd(int dbl) {
 static CUdeviceptr to_device(buf h) {
     CUdeviceptr d = dalloc(bbytes(h));
     CU(cuMemcpyHtoD(d, h.p, bbytes(h)));
+    /* From pageable memory the copy may return before the data reaches the device, and
+     * `stream` does not wait for the legacy stream (a kernel read the previous test's
+     * input under load: the H200, 2026-12-04). */
+    CU(cuCtxSynchronize());
     return d;
 }
 

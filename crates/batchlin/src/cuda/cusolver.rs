@@ -209,15 +209,15 @@ pub(crate) fn supports_svd(p: &Problem) -> bool {
 }
 
 /// The SVD shapes the planner sends to cuSOLVER: a few large matrices, which a block a
-/// matrix (`jacobi`) runs on a few of the GPU's SMs for long. `jacobi`'s time is flat in
+/// matrix (`bidiag`) runs on a few of the GPU's SMs for long. `bidiag`'s time is flat in
 /// the batch up to about a matrix an SM, cuSOLVER's grows with it, and the ratio of their
-/// one-matrix times grows about as q^2 (float32 on the H200, ms a matrix, jacobi against
-/// cusolver: 128: 13.5 / 4.8, 256: 113 / 5.0, 512: 883 / 17, 1024: 6954 / 29-53;
-/// docs/results/h200/2026-12-04-svd-cusolver): up to q^2 / 6144 matrices (2 of 128, 10 of
-/// 256, 42 of 512, 170 of 1024).
+/// one-matrix times grows about as q^2 (float32 on the H200, ms, bidiag against cusolver a
+/// matrix: 128: 7.6 / 4.9, 256: 34 / 5.2, 512: 241 / 12-25;
+/// docs/results/h200/2026-12-04-svd-bidiag): up to q^2 / 16384 matrices (1 of 128, 4 of
+/// 256, 16 of 512, 64 of 1024).
 pub(crate) fn prefer_svd(p: &Problem) -> bool {
     let q = p.m.min(p.n);
-    q >= 128 && p.batch.saturating_mul(6144) <= q * q
+    q >= 128 && p.batch.saturating_mul(16384) <= q * q
 }
 
 /// The SVD of `batch` column-major m x n matrices (m >= n) at `a` (lda m, one after

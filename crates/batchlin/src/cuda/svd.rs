@@ -1,11 +1,14 @@
-//! GPU SVD and svdvals (kernels/svd.cu), one-sided Jacobi on the tall orientation (a wide
-//! matrix goes in transposed, by its strides): the `jacobi` kernel, one block a matrix,
-//! the work in shared memory where it fits and in global scratch beyond, so it takes
-//! every shape; the `warp` kernel, a warp a matrix in registers, for up to 32 columns
-//! (64 rows in float32, 32 in float64); the `tall` composite, QR first (the QR kernels),
-//! the SVD of R by the square kernels and U = Q U_R by a batched product, for matrices
-//! far from square. Their launch and sizing are here; docs/proposals/gpu-eigh-svd.md has
-//! the design and the measurements.
+//! GPU SVD and svdvals (kernels/svd.cu) on the tall orientation (a wide matrix goes in
+//! transposed, by its strides): the `warp` kernel, one-sided Jacobi a warp a matrix in
+//! registers, for up to 32 columns (64 rows in float32, 32 in float64); the `bidiag`
+//! kernel, Golub-Kahan bidiagonalisation and the bidiagonal QR iteration a block a matrix
+//! (values alone by bisection), for the rest but full factors of a non-square matrix;
+//! the `jacobi` kernel, one-sided Jacobi a block a matrix, the work in shared memory
+//! where it fits and in global scratch beyond, which takes every shape; the `tall`
+//! composite, QR first (the QR kernels), the SVD of R by the square kernels and U = Q U_R
+//! by a batched product, for matrices far from square; `cusolver` for a few large ones.
+//! Their launch and sizing are here; docs/proposals/gpu-eigh-svd.md has the design and
+//! the measurements.
 
 use super::driver::{launch, Device, Func, RawStream, Scratch};
 use super::instantiations as insts;
@@ -102,7 +105,8 @@ pub(crate) fn supports_tall(p: &Problem, _caps: &DeviceCaps) -> bool {
 /// (cusolver.rs `prefer_svd`; one 4096x1024 float32 took 37 ms there against 83 through
 /// `tall`); `tall` where the matrix is at least `TALL_RATIO` times longer than wide and
 /// `warp` does not hold it (QR first then costs less than the Jacobi sweeps over long
-/// columns); else the registry's order (`warp` where it fits, then `jacobi`).
+/// columns); else the registry's order (`warp` where it fits, then `bidiag`, then
+/// `jacobi` for what `bidiag` does not take).
 pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
     let (pp, q, _) = dims(p, false);
     let warp = warp_shape(super::qr::tname_of(p.dtype), pp, q).is_some();
@@ -864,19 +868,19 @@ mod tests {
         let pref = |b, m, n| preference(&Problem::new(Variant::SvdThin, DType::F32, b, m, n));
         for (b, m, n) in [
             (1, 1024, 1024),
-            (170, 1024, 1024),
-            (2, 128, 128),
-            (10, 256, 256),
-            (42, 512, 512),
+            (64, 1024, 1024),
+            (1, 128, 128),
+            (4, 256, 256),
+            (16, 512, 512),
             (1, 1024, 4096),
         ] {
             assert_eq!(pref(b, m, n)[0], "cusolver", "{b}x{m}x{n}");
         }
         for (b, m, n) in [
-            (171, 1024, 1024),
-            (3, 128, 128),
+            (65, 1024, 1024),
+            (2, 128, 128),
             (1, 127, 127),
-            (11, 256, 256),
+            (5, 256, 256),
         ] {
             assert!(pref(b, m, n).is_empty(), "{b}x{m}x{n}");
         }

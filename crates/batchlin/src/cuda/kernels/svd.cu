@@ -113,6 +113,76 @@ __device__ __forceinline__ unsigned bl_svd_info(int sweeps, bool conv, W smax, W
     return word;
 }
 
+// Matrix b's tall p x q orientation into X (column-major, ld) scaled by 2^-es so that
+// max|a| lies in [0.5, 1) (the scaling as bl_svd_scale_in); true with es set. A matrix
+// holding NaN or Inf instead gets NaN in S, in U's xc columns and in V and its info flag,
+// and false. Every thread of the block calls it; `red` is 32 elements of scratch.
+template <typename T, typename W>
+__device__ bool bl_svd_load(const SvdArgs& g, bl_i64 b, W* X, int ld, int xc, W* red, int& es) {
+    const int p = g.p, q = g.q, tid = threadIdx.x, nt = blockDim.x;
+    const T* ap = reinterpret_cast<const T*>(g.a) + b * g.a_bs;
+    const bool rows_fast = (g.a_rs < 0 ? -g.a_rs : g.a_rs) <= (g.a_cs < 0 ? -g.a_cs : g.a_cs);
+    W mx = W(0);
+    for (int idx = tid; idx < p * q; idx += nt) {
+        const int o = idx / (rows_fast ? p : q), in = idx - o * (rows_fast ? p : q);
+        const int i = rows_fast ? in : o, j = rows_fast ? o : in;
+        const W x = W(ap[i * g.a_rs + j * g.a_cs]);
+        X[(bl_i64)j * ld + i] = x;
+        const W f = bl_absflag(x);
+        mx = f > mx ? f : mx;
+    }
+    mx = bl_max_all(mx, red);
+    bool bad;
+    es = bl_scale_exp(mx, bad);
+    if (bad) {
+        const T nan = BlT<T>::nan();
+        T* sp = reinterpret_cast<T*>(g.s) + b * g.s_bs;
+        for (int j = tid; j < q; j += nt) sp[j * g.s_cs] = nan;
+        if (g.x) {
+            T* xp = reinterpret_cast<T*>(g.x) + b * g.x_bs;
+            T* yp = reinterpret_cast<T*>(g.y) + b * g.y_bs;
+            for (int idx = tid; idx < p * xc; idx += nt) xp[(idx % p) * g.x_rs + (idx / p) * g.x_cs] = nan;
+            for (int idx = tid; idx < q * q; idx += nt) yp[(idx % q) * g.y_rs + (idx / q) * g.y_cs] = nan;
+        }
+        if (tid == 0 && g.info) g.info[b] = BL_INFO_NONFINITE;
+        return false;
+    }
+    __syncthreads();
+    for (int idx = tid; idx < p * q; idx += nt) {
+        W* x = X + (bl_i64)(idx / p) * ld + idx % p;
+        *x = bl_svd_scale_in<T>(*x, es);
+    }
+    return true;
+}
+
+// The first entry of largest |x| of x[0], x[st], .., x[(len - 1) st], for every lane of
+// the warp (1 where none is larger than zero, NaN included): the sign convention's lead.
+template <typename W> __device__ W bl_warp_lead(const W* x, bl_i64 st, int len) {
+    const int lane = threadIdx.x & 31;
+    W best = W(0), lead = W(1);
+    int at = 1 << 30;
+    for (int i = lane; i < len; i += 32) {
+        const W v = x[i * st];
+        if (BlT<W>::abs_(v) > best) {
+            best = BlT<W>::abs_(v);
+            lead = v;
+            at = i;
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const W ob = bl_shfl_xor(best, off);
+        const W ol = bl_shfl_xor(lead, off);
+        const int oa = __shfl_xor_sync(0xffffffffu, at, off);
+        if (ob > best || (ob == best && oa < at)) {
+            best = ob;
+            lead = ol;
+            at = oa;
+        }
+    }
+    return lead;
+}
+
 template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int p = g.p, q = g.q, xc = g.xcols, ldu = g.ldu;
@@ -139,38 +209,11 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
     int* valid = perm + q;  // xc
     int* flags = valid + xc;  // [0] last sweep that rotated, [1] argmin row
 
-    const T* ap = reinterpret_cast<const T*>(g.a) + b * g.a_bs;
-    const bool rows_fast = (g.a_rs < 0 ? -g.a_rs : g.a_rs) <= (g.a_cs < 0 ? -g.a_cs : g.a_cs);
-    W mx = W(0);
-    for (int idx = tid; idx < p * q; idx += nt) {
-        const int o = idx / (rows_fast ? p : q), in = idx - o * (rows_fast ? p : q);
-        const int i = rows_fast ? in : o, j = rows_fast ? o : in;
-        const W x = W(ap[i * g.a_rs + j * g.a_cs]);
-        U[(bl_i64)j * ldu + i] = x;
-        const W f = bl_absflag(x);
-        mx = f > mx ? f : mx;
-    }
-    mx = bl_max_all(mx, red);
-    bool bad;
-    const int es = bl_scale_exp(mx, bad);
+    int es;
+    if (!bl_svd_load<T>(g, b, U, ldu, xc, red, es)) return;
     T* sp = reinterpret_cast<T*>(g.s) + b * g.s_bs;
     T* xp = vec ? reinterpret_cast<T*>(g.x) + b * g.x_bs : nullptr;
     T* yp = vec ? reinterpret_cast<T*>(g.y) + b * g.y_bs : nullptr;
-    if (bad) {
-        const T nan = BlT<T>::nan();
-        for (int j = tid; j < q; j += nt) sp[j * g.s_cs] = nan;
-        if (vec) {
-            for (int idx = tid; idx < p * xc; idx += nt) xp[(idx % p) * g.x_rs + (idx / p) * g.x_cs] = nan;
-            for (int idx = tid; idx < q * q; idx += nt) yp[(idx % q) * g.y_rs + (idx / q) * g.y_cs] = nan;
-        }
-        if (tid == 0 && g.info) g.info[b] = BL_INFO_NONFINITE;
-        return;
-    }
-    __syncthreads();
-    for (int idx = tid; idx < p * q; idx += nt) {
-        W* u = U + (bl_i64)(idx / p) * ldu + idx % p;
-        *u = bl_svd_scale_in<T>(*u, es);
-    }
     if (vec)
         for (int idx = tid; idx < q * q; idx += nt) V[idx] = (idx % q == idx / q) ? W(1) : W(0);
     if (tid == 0) flags[0] = -1;
@@ -243,9 +286,11 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
             __syncthreads();
         }
         sweeps = sw + 1;
-        // flags[0] < sw: nothing rotated this sweep (a thread already in the next sweep
-        // writes sw + 1, never a smaller value, so every thread decides the same).
-        if (flags[0] < sw) {
+        // flags[0] < sw: nothing rotated this sweep. Every thread reads it before any
+        // writes the next sweep's (racecheck flagged the read racing that write).
+        const bool quiet = flags[0] < sw;
+        __syncthreads();
+        if (quiet) {
             conv = true;
             break;
         }
@@ -347,30 +392,7 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
         const int j = c < q ? perm[c] : c;
         const bool from_v = c < q && g.sign_from_v;
         const W* col = from_v ? V + (bl_i64)j * q : U + (bl_i64)j * ldu;
-        const int len = from_v ? q : p;
-        W best = W(0), lead = W(1);
-        int bi = 1 << 30;
-        for (int i = lane; i < len; i += 32) {
-            const W a = BlT<W>::abs_(col[i]);
-            if (a > best) {
-                best = a;
-                lead = col[i];
-                bi = i;
-            }
-        }
-        // The first index holding the largest |entry| over the warp.
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {
-            const W ob = bl_shfl_xor(best, off);
-            const W ol = bl_shfl_xor(lead, off);
-            const int oi = __shfl_xor_sync(0xffffffffu, bi, off);
-            if (ob > best || (ob == best && oi < bi)) {
-                best = ob;
-                lead = ol;
-                bi = oi;
-            }
-        }
-        __syncwarp();
+        const W lead = bl_warp_lead(col, 1, from_v ? q : p);
         if (lane == 0) lev[c] = lead < W(0) ? W(-1) : W(1);
     }
     __syncthreads();
@@ -679,7 +701,9 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
 // descending (a stable rank sort), the sign convention, the scaling undone. Thin factors
 // or values (full ones only where p = q). Work in T: the method is backward stable, its
 // error grows with n, not with the rotations' count as Jacobi's does.
-// info: as bl_svd_jacobi's, bits 16.. the QR iterations.
+// Values alone skip U, V and the QR iteration: bisection on the Golub-Kahan tridiagonal.
+// info: as bl_svd_jacobi's, bits 16.. the QR iterations (values alone: the most bisection
+// steps of a value).
 
 // w[i] = scale * sum_{e in [e0, e1)} v[e] X[i*is + e*es] for i in [i0, i1): a group of
 // lanes (a power of two) an item, as many groups as the block holds.
@@ -690,13 +714,16 @@ __device__ void bl_gk_dots(const T* X, int is, int es, int i0, int i1, int e0, i
     int G = 1;
     while (G < 32 && ni * G * 2 <= (int)blockDim.x) G *= 2;
     const int tid = threadIdx.x, gl = tid & (G - 1), ng = blockDim.x / G;
-    const unsigned mask = bl_group_mask(G);
-    for (int i = i0 + tid / G; i < i1; i += ng) {
-        const T* x = X + (bl_i64)i * is;
+    // The same trip count in every lane, so that each shuffle has the whole warp.
+    for (int base = i0; base < i1; base += ng) {
+        const int i = base + tid / G;
         T s = T(0);
-        for (int e = e0 + gl; e < e1; e += G) s += v[e] * x[(bl_i64)e * es];
-        for (int off = G >> 1; off > 0; off >>= 1) s += __shfl_xor_sync(mask, s, off);
-        if (gl == 0) w[i] = scale * s;
+        if (i < i1) {
+            const T* x = X + (bl_i64)i * is;
+            for (int e = e0 + gl; e < e1; e += G) s += v[e] * x[(bl_i64)e * es];
+        }
+        for (int off = G >> 1; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+        if (i < i1 && gl == 0) w[i] = scale * s;
     }
 }
 
@@ -918,38 +945,11 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     int* perm = reinterpret_cast<int*>(red + 32);  // q
     int* msg = perm + q;                          // two slots of 8, then iters and conv
 
-    const T* ap = reinterpret_cast<const T*>(g.a) + b * g.a_bs;
-    const bool rows_fast = (g.a_rs < 0 ? -g.a_rs : g.a_rs) <= (g.a_cs < 0 ? -g.a_cs : g.a_cs);
-    T mx = T(0);
-    for (int idx = tid; idx < p * q; idx += nt) {
-        const int o = idx / (rows_fast ? p : q), in = idx - o * (rows_fast ? p : q);
-        const int i = rows_fast ? in : o, j = rows_fast ? o : in;
-        const T x = ap[i * g.a_rs + j * g.a_cs];
-        A[(bl_i64)j * ld + i] = x;
-        const T f = bl_absflag(x);
-        mx = f > mx ? f : mx;
-    }
-    mx = bl_max_all(mx, red);
-    bool bad;
-    const int es = bl_scale_exp(mx, bad);
+    int es;
+    if (!bl_svd_load<T>(g, b, A, ld, q, red, es)) return;
     T* sp = reinterpret_cast<T*>(g.s) + b * g.s_bs;
     T* xp = vec ? reinterpret_cast<T*>(g.x) + b * g.x_bs : nullptr;
     T* yp = vec ? reinterpret_cast<T*>(g.y) + b * g.y_bs : nullptr;
-    if (bad) {
-        const T nan = BlT<T>::nan();
-        for (int j = tid; j < q; j += nt) sp[j * g.s_cs] = nan;
-        if (vec) {
-            for (int idx = tid; idx < p * q; idx += nt) xp[(idx % p) * g.x_rs + (idx / p) * g.x_cs] = nan;
-            for (int idx = tid; idx < q * q; idx += nt) yp[(idx % q) * g.y_rs + (idx / q) * g.y_cs] = nan;
-        }
-        if (tid == 0 && g.info) g.info[b] = BL_INFO_NONFINITE;
-        return;
-    }
-    __syncthreads();
-    for (int idx = tid; idx < p * q; idx += nt) {
-        T* a = A + (bl_i64)(idx / p) * ld + idx % p;
-        *a = bl_svd_scale_in<T>(*a, es);
-    }
     __syncthreads();
 
     // Bidiagonalisation, A = Q B P^T (B upper bidiagonal: d, e).
@@ -1044,8 +1044,60 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         st = BlGk<T>{q, 0, 0, true, an};
     }
     if (!vec) {
-        if (tid == 0)
-            while (st.left > 0) bl_gk_next(st, d, e, q, rot, msg, (T*)nullptr);
+        // Values alone: bisection on Sturm counts of the Golub-Kahan tridiagonal (zero
+        // diagonal, off-diagonal d0, e1, d1, e2, .., d_{q-1}; eigenvalues +-sigma), a
+        // thread a value, every thread at once (as eigh.cu's eigenvalues alone): no
+        // serial chain. Below x > 0 lie q + #(sigma < x) of its eigenvalues.
+        T* b2 = rot;  // the 2q - 1 off-diagonal entries squared
+        for (int k = tid; k < 2 * q - 1; k += nt) {
+            const T x = (k & 1) ? e[(k >> 1) + 1] : d[k >> 1];
+            b2[k] = x * x;
+        }
+        if (tid == 0) msg[0] = 0;
+        __syncthreads();
+        // Gershgorin's bound, and whether B is diagonal (then |d| exactly: bisection would
+        // stop within pivmin of a zero).
+        T hi = T(0), prev = T(0), bmax2 = T(0), emax2 = T(0);
+        for (int k = 0; k < 2 * q - 1; ++k) {
+            const T a = BlT<T>::abs_((k & 1) ? e[(k >> 1) + 1] : d[k >> 1]);
+            hi = prev + a > hi ? prev + a : hi;
+            prev = a;
+            bmax2 = b2[k] > bmax2 ? b2[k] : bmax2;
+            if (k & 1) emax2 = b2[k] > emax2 ? b2[k] : emax2;
+        }
+        const T eps = BlT<T>::eps(), span = hi;
+        const T pivmin = BlT<T>::tiny() * (bmax2 > T(1) ? bmax2 : T(1));
+        hi += T(4) * eps * span + T(2) * pivmin;
+        int steps = 0;
+        for (int k = tid; k < q; k += nt) {
+            if (emax2 == T(0)) {
+                wv[k] = BlT<T>::abs_(d[k]);
+                continue;
+            }
+            T x0 = T(0), x1 = hi;  // sigma_k, the k-th smallest, lies in [x0, x1)
+            int st_k = 0;
+            while (st_k < 256) {
+                const T mid = T(0.5) * (x0 + x1);
+                if (x1 - x0 <= T(2) * eps * x1 + eps * span || !(mid > x0 && mid < x1)) break;
+                int cnt = 0;
+                T t = -mid;
+                for (int i = 0;; ++i) {
+                    if (BlT<T>::abs_(t) < pivmin) t = -pivmin;
+                    cnt += t < T(0);
+                    if (i == 2 * q - 1) break;
+                    t = -mid - bl_fdiv(b2[i], t);
+                }
+                if (cnt > q + k) x1 = mid;
+                else x0 = mid;
+                ++st_k;
+            }
+            wv[k] = T(0.5) * (x0 + x1);
+            steps = st_k > steps ? st_k : steps;
+        }
+        atomicMax(msg, steps);
+        __syncthreads();
+        for (int k = tid; k < q; k += nt) d[k] = wv[k];
+        if (tid == 0) st.iters = msg[0];
     } else {
         for (int t = 0;; ++t) {
             int* mg = msg + (t & 1) * 8;
@@ -1114,28 +1166,7 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         const int j = perm[c];
         const bool from_v = g.sign_from_v;
         const T* col = from_v ? V + (bl_i64)j * ldv : A + (bl_i64)j * ld;
-        const int len = from_v ? q : p;
-        T best = T(0), lead = T(1);
-        int bi = 1 << 30;
-        for (int i = lane; i < len; i += 32) {
-            const T a = BlT<T>::abs_(col[i]);
-            if (a > best) {
-                best = a;
-                lead = col[i];
-                bi = i;
-            }
-        }
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {
-            const T ob = bl_shfl_xor(best, off);
-            const T ol = bl_shfl_xor(lead, off);
-            const int oi = __shfl_xor_sync(0xffffffffu, bi, off);
-            if (ob > best || (ob == best && oi < bi)) {
-                best = ob;
-                lead = ol;
-                bi = oi;
-            }
-        }
+        const T lead = bl_warp_lead(col, 1, from_v ? q : p);
         if (lane == 0) sgn[c] = (from_v ? lead * vneg[j] : lead) < T(0) ? T(-1) : T(1);
     }
     __syncthreads();
@@ -1156,8 +1187,16 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     if (tid == 0 && g.info) g.info[b] = word;
 }
 
+// float: at least two blocks an SM's registers (64 a thread): the chain on thread 0 is
+// latency bound, so blocks side by side are what fills the SM. H200 2026-12-04, against no
+// minimum (107 registers): 4096x33x33 3.26 ms against 4.79, 1024x64x64 4.52 against 5.94,
+// 1024x128x128 27.4 against 55.9, 256x256x256 74.7 against 69.0 (gpu-lab/
+// svd_bidiag_lab.py). double spills at 64: 1024x64x64 13.3 against 9.4, 1024x128x128 121
+// against 92 (docs/results/h200/2026-12-04-svd-bidiag).
 #define BL_SVD_BIDIAG(TN, T)                                                                \
-    extern "C" __global__ void __launch_bounds__(512) svd_bidiag_##TN(SvdArgs g) { bl_svd_bidiag<T>(g); }
+    extern "C" __global__ void __launch_bounds__(512, sizeof(T) == 4 ? 2 : 1) svd_bidiag_##TN(SvdArgs g) { \
+        bl_svd_bidiag<T>(g);                                                                \
+    }
 
 // ---------------------------------------------------------------------------------
 // The `tall` SVD (QR first; cuda/svd.rs `run_tall`): its two steps of its own around the
@@ -1233,28 +1272,7 @@ template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
     T* V = (T*)g.vh + b * g.vh_bs;
     const int lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     for (int j = threadIdx.x >> 5; j < g.u_cols; j += nw) {
-        // The first entry of largest |u| of column j: each lane's first, then the warp's.
-        T best = T(-1), lead = T(1);
-        int at = 0x7fffffff;
-        for (int i = lane; i < g.u_rows; i += 32) {
-            const T x = U[(bl_i64)i * g.u_rs + (bl_i64)j * g.u_cs];
-            if (BlT<T>::abs_(x) > best) {
-                best = BlT<T>::abs_(x);
-                lead = x;
-                at = i;
-            }
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const T ob = __shfl_xor_sync(0xffffffffu, best, o);
-            const T ol = __shfl_xor_sync(0xffffffffu, lead, o);
-            const int oa = __shfl_xor_sync(0xffffffffu, at, o);
-            if (ob > best || (ob == best && oa < at)) {
-                best = ob;
-                lead = ol;
-                at = oa;
-            }
-        }
+        const T lead = bl_warp_lead(U + (bl_i64)j * g.u_cs, g.u_rs, g.u_rows);
         if (lead < T(0)) {  // NaN columns stay as they are
             for (int i = lane; i < g.u_rows; i += 32) U[(bl_i64)i * g.u_rs + (bl_i64)j * g.u_cs] *= T(-1);
             if (j < g.q)
