@@ -20,6 +20,7 @@ pub mod plan;
 pub mod problem;
 pub mod registry;
 pub mod scalar;
+pub mod table;
 pub mod timing;
 pub mod view;
 

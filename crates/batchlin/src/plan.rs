@@ -1,8 +1,9 @@
 //! The planner: for a problem, a place and options, which backend and kernel run it and
 //! with which parameters. A forced backend or kernel is honoured (and checked against the
-//! kernel's `supports`); otherwise the measured rules below choose. They are the
-//! fallback a measured cost table will plug in front of, here, in [`plan`]
-//! (docs/ARCHITECTURE.md, "The planner").
+//! kernel's `supports`); otherwise, for host data, the cost table measured on this device
+//! (table.rs) chooses where it has current rows for every CPU kernel that takes the
+//! problem, and the measured rules below choose everywhere else (docs/ARCHITECTURE.md,
+//! "The planner"; docs/proposals/measured-routing.md).
 
 use crate::cuda;
 use crate::error::{Error, Result};
@@ -10,6 +11,7 @@ use crate::place::Place;
 use crate::problem::{Backend, Op, Options, Problem, TileConfig, Variant};
 use crate::registry::{self, Kernel, Target};
 use crate::scalar::DType;
+use crate::table::{self, Model, Transfer};
 use std::fmt;
 
 /// Parameters of the chosen kernel, fixed by the planner (or the caller's `Params`).
@@ -31,6 +33,52 @@ pub struct Copies {
     pub to_host: usize,
 }
 
+/// Why a plan runs where it does.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A backend or kernel forced by an option or `BATCHLIN_BACKEND`.
+    Forced,
+    /// The hand-written rules (no table, or none that covers the problem).
+    Rules,
+    /// The cost table: the kernel's predicted time, and whether it was extrapolated
+    /// beyond (or next to a hole in) the measured cells.
+    Table {
+        predicted_us: f64,
+        extrapolated: bool,
+    },
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Forced => f.write_str("forced"),
+            Source::Rules => f.write_str("rules"),
+            Source::Table {
+                predicted_us,
+                extrapolated,
+            } => {
+                let how = if *extrapolated {
+                    "extrapolated"
+                } else {
+                    "predicted"
+                };
+                write!(f, "table: {} {how}", fmt_us(*predicted_us))
+            }
+        }
+    }
+}
+
+/// Microseconds with three significant digits, in us or ms.
+fn fmt_us(us: f64) -> String {
+    if us >= 1e4 {
+        format!("{:.0} ms", us / 1e3)
+    } else if us >= 1e3 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{us:.3} us")
+    }
+}
+
 /// How a call runs.
 #[derive(Copy, Clone, Debug)]
 pub struct Plan {
@@ -42,8 +90,8 @@ pub struct Plan {
     pub ordinal: Option<usize>,
     /// Some when host data is copied to the device and back.
     pub copies: Option<Copies>,
-    /// Why this backend and kernel: "forced", or the rules.
-    pub source: &'static str,
+    /// Why this backend and kernel.
+    pub source: Source,
 }
 
 impl fmt::Display for Plan {
@@ -93,11 +141,31 @@ pub fn env_override() -> Result<Option<Backend>> {
     }
 }
 
-/// Where the routing decisions come from, for users to see.
+/// Where the routing decisions come from, for users to see: the cost table (its file and
+/// device) or the rules, and why.
 pub fn policy_source() -> String {
     match env_override() {
         Ok(Some(b)) => format!("forced by BATCHLIN_BACKEND={b}"),
-        Ok(None) => "measured rules (no cost table for this machine yet)".into(),
+        Ok(None) => {
+            let l = table::loaded();
+            match &l.model {
+                Some(m) => {
+                    let mut s = format!(
+                        "cost table {} ({}) for host data where it has rows; measured rules \
+                         elsewhere",
+                        m.origin, m.device
+                    );
+                    if !m.stale.is_empty() {
+                        s += &format!(" (stale rows left out: {})", m.stale.join(", "));
+                    }
+                    if !l.why.is_empty() {
+                        s += &format!(" (passed over: {})", l.why);
+                    }
+                    s
+                }
+                None => format!("measured rules ({})", l.why),
+            }
+        }
         Err(e) => format!("BATCHLIN_BACKEND is invalid ({}); rules", e.message()),
     }
 }
@@ -138,14 +206,20 @@ thread_local! {
         const { std::cell::Cell::new(None) };
 }
 
-/// Plan `problem` at `place` under `opts`.
+/// Plan `problem` at `place` under `opts`, with this device's cost table where there is
+/// one (`table::loaded`).
 pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
     let forced = match opts.backend {
         Backend::Auto => env_override()?,
         b => Some(b),
     };
     let Place::Cuda { ordinal, .. } = *place else {
-        return plan_forced(problem, place, opts, forced);
+        // The table is looked for only where it could decide.
+        let table = match (forced, opts.kernel) {
+            (None, None) => table::loaded().model.as_ref(),
+            _ => None,
+        };
+        return plan_forced(problem, place, opts, forced, table);
     };
     let key = (*problem, ordinal, *opts, forced);
     if let Some((k, p)) = LAST_DEVICE_PLAN.with(|c| c.get()) {
@@ -153,17 +227,34 @@ pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
             return Ok(p);
         }
     }
-    let p = plan_forced(problem, place, opts, forced)?;
+    let p = plan_forced(problem, place, opts, forced, None)?;
     LAST_DEVICE_PLAN.with(|c| c.set(Some((key, p))));
     Ok(p)
 }
 
-/// `plan` with the forced backend (the option's, else the environment's) given.
+/// `plan` with the given cost table instead of this device's (None: the rules alone), as
+/// `batchlin tune` compares them.
+pub fn plan_with(
+    problem: &Problem,
+    place: &Place,
+    opts: &Options,
+    table: Option<&Model>,
+) -> Result<Plan> {
+    let forced = match opts.backend {
+        Backend::Auto => env_override()?,
+        b => Some(b),
+    };
+    plan_forced(problem, place, opts, forced, table)
+}
+
+/// `plan` with the forced backend (the option's, else the environment's) and the cost
+/// table given.
 fn plan_forced(
     problem: &Problem,
     place: &Place,
     opts: &Options,
     forced: Option<Backend>,
+    table: Option<&Model>,
 ) -> Result<Plan> {
     let backend = match (place, forced) {
         (Place::Cuda { .. }, None | Some(Backend::Cuda)) => Backend::Cuda,
@@ -182,13 +273,26 @@ fn plan_forced(
                 .ok_or_else(|| {
                     Error::Argument(format!("no kernel named {name:?} for {}", problem.op()))
                 })?,
-            None => cpu_rule(problem),
+            None => {
+                if let Some((kernel, source)) = table.and_then(|t| from_table(problem, t)) {
+                    return Ok(Plan {
+                        problem: *problem,
+                        backend: kernel.backend,
+                        kernel,
+                        params: KernelParams::None,
+                        ordinal: None,
+                        copies: None,
+                        source,
+                    });
+                }
+                cpu_rule(problem)
+            }
         },
     };
     let source = if forced.is_some() || opts.kernel.is_some() {
-        "forced"
+        Source::Forced
     } else {
-        "rules"
+        Source::Rules
     };
     if backend != Backend::Cuda {
         let kernel = pick(problem, backend, &Target::Cpu, opts, &[])?;
@@ -304,6 +408,67 @@ fn pick(
         .ok_or_else(|| Error::Unavailable(format!("no {backend} kernel takes {p}")))
 }
 
+/// Within this fraction of the fastest prediction kernels tie (the noise floor of the
+/// measurements, docs/proposals/measured-routing.md).
+pub const TIE_MARGIN: f64 = 0.05;
+
+/// A kernel the table can price for a problem.
+#[derive(Copy, Clone, Debug)]
+pub struct Candidate {
+    pub kernel: &'static Kernel,
+    /// The kernel's predicted time plus the copies' (`Transfer::cost_us`).
+    pub us: f64,
+    /// Bytes moved between host and device (0 where the data stays).
+    pub moved: usize,
+    pub extrapolated: bool,
+}
+
+/// The table's choice: the fastest candidate; among those within [`TIE_MARGIN`] of it, the
+/// one moving the least data, then `preferred` (the rules' pick: a tie does not change
+/// today's routing), then the fastest. None for no candidates.
+pub fn choose<'a>(cands: &'a [Candidate], preferred: Option<&Kernel>) -> Option<&'a Candidate> {
+    let best = cands.iter().map(|c| c.us).min_by(f64::total_cmp)?;
+    let tied = || cands.iter().filter(|c| c.us <= best * (1.0 + TIE_MARGIN));
+    let least = tied().map(|c| c.moved).min()?;
+    let tied = || tied().filter(move |c| c.moved == least);
+    tied()
+        .find(|c| preferred.is_some_and(|p| std::ptr::eq(p, c.kernel)))
+        .or_else(|| tied().min_by(|a, b| a.us.total_cmp(&b.us)))
+}
+
+/// A candidate's time: the kernel's prediction plus, where it moves host data to a
+/// device and back, the copies priced by the device's transfer model.
+pub fn cost_us(kernel_us: f64, copies: Option<Copies>, transfer: &Transfer) -> f64 {
+    kernel_us + copies.map_or(0.0, |c| transfer.cost_us(c.to_device, c.to_host))
+}
+
+/// The table's plan for host data on the CPU: None (the rules decide) unless it predicts
+/// every CPU kernel that takes the problem from current rows.
+fn from_table(p: &Problem, t: &Model) -> Option<(&'static Kernel, Source)> {
+    let mut cands = Vec::with_capacity(2);
+    for k in registry::KERNELS
+        .iter()
+        .filter(|k| k.backend.is_cpu() && k.supports(p, &Target::Cpu))
+    {
+        let pr = t.predict(k, p)?;
+        cands.push(Candidate {
+            kernel: k,
+            us: pr.us,
+            moved: 0,
+            extrapolated: pr.extrapolated,
+        });
+    }
+    let rules = registry::kernels(p.op(), cpu_rule(p)).find(|k| k.supports(p, &Target::Cpu));
+    let c = choose(&cands, rules)?;
+    Some((
+        c.kernel,
+        Source::Table {
+            predicted_us: c.us,
+            extrapolated: c.extrapolated,
+        },
+    ))
+}
+
 /// Bytes in and out for host data on the GPU: the input, then every output and the info
 /// words.
 fn host_copies(p: &Problem) -> Copies {
@@ -408,6 +573,286 @@ mod tests {
         let big: TileConfig = "128x128/8x32/b2/c16x16/s0".parse().unwrap();
         let f64p = Problem::new(Variant::QrReduced, DType::F64, 8, 128, 128);
         cuda::qr::check_tile_config(&f64p, &caps, &big).unwrap();
+    }
+
+    /// A synthetic table: every (kernel, batch, m, n) of `times` on QR reduced f32.
+    fn synthetic(times: &[(&str, usize, usize, usize, f64)]) -> Model {
+        let points = times
+            .iter()
+            .map(|&(k, batch, m, n, us)| table::Point {
+                kernel: format!("qr/{k}"),
+                variant: Variant::QrReduced,
+                dtype: DType::F32,
+                batch,
+                m,
+                n,
+                median_us: us,
+                p25_us: us,
+                p75_us: us,
+            })
+            .collect();
+        let t = table::Table {
+            device: table::DeviceKey::Cpu {
+                model: "synthetic".into(),
+                threads: 2,
+            },
+            made: "test".into(),
+            drift: None,
+            versions: vec![
+                ("qr/cpu-small/small".into(), 1),
+                ("qr/cpu-faer/faer".into(), 1),
+            ],
+            points,
+        };
+        Model::new(&t, "synthetic.toml")
+    }
+
+    fn host(m: &Model, batch: usize, rows: usize, cols: usize) -> Plan {
+        let p = Problem::new(Variant::QrReduced, DType::F32, batch, rows, cols);
+        plan_with(&p, &Place::Host, &Options::default(), Some(m)).unwrap()
+    }
+
+    /// On a 2x2 grid of squares (batch 1 and 64, n 16 and 256) where faer is the faster at
+    /// 16 and cpu-small at 256 (the rules' opposite), the table decides, with its
+    /// prediction; between the cells the winner follows the interpolated times.
+    #[test]
+    fn the_table_chooses_where_it_has_rows() {
+        let mut rows = vec![];
+        for b in [1, 64] {
+            let bf = b as f64;
+            rows.push(("cpu-small/small", b, 16, 16, 10.0 * bf));
+            rows.push(("cpu-faer/faer", b, 16, 16, 5.0 * bf));
+            rows.push(("cpu-small/small", b, 256, 256, 1000.0 * bf));
+            rows.push(("cpu-faer/faer", b, 256, 256, 4000.0 * bf));
+        }
+        let m = synthetic(&rows);
+        let p = host(&m, 8, 16, 16);
+        assert_eq!(
+            (p.backend, p.kernel.name),
+            (Backend::CpuFaer, "faer"),
+            "{p}"
+        );
+        let Source::Table {
+            predicted_us,
+            extrapolated: false,
+        } = p.source
+        else {
+            panic!("{p}")
+        };
+        assert!((predicted_us - 40.0).abs() < 1e-6, "{p}");
+        assert_eq!(p.to_string(), "cpu-faer [table: 40.000 us predicted]");
+        assert_eq!(host(&m, 8, 256, 256).backend, Backend::CpuSmall);
+        // ln time is linear in ln n between 16 and 256: small 10 n^1.66 / 16^1.66, faer
+        // 5 n^2.5 / 16^2.5; they cross at n = 16 * 2^(1/0.84) = 36.5.
+        assert_eq!(host(&m, 8, 32, 32).backend, Backend::CpuFaer);
+        assert_eq!(host(&m, 8, 40, 40).backend, Backend::CpuSmall);
+        // The rules are unchanged without a table, and for what the table has no rows:
+        // float64, eigh.
+        let rules = |p: &Problem, t: Option<&Model>| {
+            plan_with(p, &Place::Host, &Options::default(), t).unwrap()
+        };
+        let f32p = Problem::new(Variant::QrReduced, DType::F32, 8, 16, 16);
+        let no_table = rules(&f32p, None);
+        assert_eq!(
+            (no_table.backend, no_table.source),
+            (Backend::CpuSmall, Source::Rules)
+        );
+        for p in [
+            Problem::new(Variant::QrReduced, DType::F64, 8, 16, 16),
+            Problem::new(Variant::QrR, DType::F32, 8, 16, 16),
+            Problem::new(Variant::Eigh, DType::F32, 8, 16, 16),
+            Problem::new(Variant::QrReduced, DType::F32, 0, 16, 16),
+        ] {
+            let plan = rules(&p, Some(&m));
+            assert_eq!(
+                (plan.backend, plan.source),
+                (Backend::CpuSmall, Source::Rules),
+                "{p}"
+            );
+        }
+        // Forcing still wins over the table.
+        let p16 = Problem::new(Variant::QrReduced, DType::F32, 8, 16, 16);
+        for opts in [
+            Options::with_backend(Backend::CpuSmall),
+            Options::with_kernel(Backend::Auto, "small"),
+        ] {
+            let p = plan_with(&p16, &Place::Host, &opts, Some(&m)).unwrap();
+            assert_eq!((p.backend, p.source), (Backend::CpuSmall, Source::Forced));
+        }
+    }
+
+    #[test]
+    fn extrapolation_is_flagged_in_the_plan() {
+        let m = synthetic(&[
+            ("cpu-small/small", 1, 16, 16, 10.0),
+            ("cpu-faer/faer", 1, 16, 16, 20.0),
+            ("cpu-small/small", 64, 16, 16, 640.0),
+            ("cpu-faer/faer", 64, 16, 16, 1280.0),
+        ]);
+        let inside = host(&m, 8, 16, 16);
+        assert!(matches!(
+            inside.source,
+            Source::Table {
+                extrapolated: false,
+                ..
+            }
+        ));
+        for (b, rows, cols) in [(4096, 16, 16), (8, 64, 64), (8, 64, 16)] {
+            let p = host(&m, b, rows, cols);
+            assert!(
+                matches!(
+                    p.source,
+                    Source::Table {
+                        extrapolated: true,
+                        ..
+                    }
+                ),
+                "{b}x{rows}x{cols}: {p}"
+            );
+            assert!(p.to_string().contains("extrapolated"), "{p}");
+        }
+        // 4096 is 64 times the largest batch measured: linear in the batch.
+        let Source::Table { predicted_us, .. } = host(&m, 4096, 16, 16).source else {
+            unreachable!()
+        };
+        assert!((predicted_us - 640.0 * 64.0).abs() < 1e-6, "{predicted_us}");
+    }
+
+    #[test]
+    fn a_stale_kernel_sends_the_problem_back_to_the_rules() {
+        let mut t = table::Table::parse(
+            &table::Table {
+                device: table::DeviceKey::Cpu {
+                    model: "synthetic".into(),
+                    threads: 2,
+                },
+                made: String::new(),
+                drift: None,
+                versions: vec![
+                    ("qr/cpu-small/small".into(), 1),
+                    ("qr/cpu-faer/faer".into(), 1),
+                ],
+                points: vec![],
+            }
+            .to_text(),
+        )
+        .unwrap();
+        for (k, us) in [("qr/cpu-small/small", 10.0), ("qr/cpu-faer/faer", 1.0)] {
+            t.points.push(table::Point {
+                kernel: k.into(),
+                variant: Variant::QrReduced,
+                dtype: DType::F32,
+                batch: 8,
+                m: 16,
+                n: 16,
+                median_us: us,
+                p25_us: us,
+                p75_us: us,
+            });
+        }
+        let fresh = Model::new(&t, "fresh");
+        assert_eq!(host(&fresh, 8, 16, 16).backend, Backend::CpuFaer);
+        let faer = registry::find(Op::Qr, Backend::CpuFaer, "faer").unwrap();
+        t.versions[1].1 = faer.version + 1;
+        let stale = Model::new(&t, "stale");
+        let p = host(&stale, 8, 16, 16);
+        assert_eq!(
+            (p.backend, p.source),
+            (Backend::CpuSmall, Source::Rules),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn ties_keep_the_rules_pick_and_then_the_least_data_moved() {
+        // Within 5%: the rules' cpu-small stays; beyond, faer.
+        for (faer_us, want) in [(9.6, Backend::CpuSmall), (9.4, Backend::CpuFaer)] {
+            let m = synthetic(&[
+                ("cpu-small/small", 8, 16, 16, 10.0),
+                ("cpu-faer/faer", 8, 16, 16, faer_us),
+            ]);
+            assert_eq!(host(&m, 8, 16, 16).backend, want, "faer {faer_us} us");
+        }
+        let k = |b, n| registry::find(Op::Qr, b, n).unwrap();
+        let (small, faer, tile) = (
+            k(Backend::CpuSmall, "small"),
+            k(Backend::CpuFaer, "faer"),
+            k(Backend::Cuda, "tile"),
+        );
+        let c = |kernel, us, moved| Candidate {
+            kernel,
+            us,
+            moved,
+            extrapolated: false,
+        };
+        // A GPU kernel 3% faster with the copies, but moving data: the host keeps it, and
+        // of the two on the host the rules' pick, then the faster.
+        let cands = [
+            c(small, 100.0, 0),
+            c(tile, 97.0, 1 << 20),
+            c(faer, 101.0, 0),
+        ];
+        assert!(std::ptr::eq(
+            choose(&cands, Some(small)).unwrap().kernel,
+            small
+        ));
+        assert!(std::ptr::eq(
+            choose(&cands, Some(faer)).unwrap().kernel,
+            faer
+        ));
+        assert!(std::ptr::eq(choose(&cands, None).unwrap().kernel, small));
+        // 10% faster is no tie.
+        let cands = [c(small, 100.0, 0), c(tile, 90.0, 1 << 20)];
+        assert!(std::ptr::eq(
+            choose(&cands, Some(small)).unwrap().kernel,
+            tile
+        ));
+        assert!(choose(&[], None).is_none());
+    }
+
+    /// The issue's case: 4096x32x32 float32 QR, 7.0 ms on the CPU, 0.056 ms on the GPU.
+    /// The copies are 16.8 MB in and 33.6 MB out (Q and R): at pinned speed (about 25
+    /// GB/s) the GPU takes about 2.1 ms with them, still the choice; at pageable speed
+    /// (about 3 GB/s) about 17 ms, and the CPU keeps it.
+    #[test]
+    fn the_copies_priced_turn_the_choice() {
+        let p = Problem::new(Variant::QrReduced, DType::F32, 4096, 32, 32);
+        let copies = host_copies(&p);
+        assert_eq!(copies.to_device, 4096 * 32 * 32 * 4);
+        let link = |gb_s: f64| table::Link {
+            latency_us: 10.0,
+            bytes_per_us: gb_s * 1e3,
+        };
+        let k = |b, n| registry::find(Op::Qr, b, n).unwrap();
+        let (small, tile) = (k(Backend::CpuSmall, "small"), k(Backend::Cuda, "tile"));
+        let pick = |gb_s: f64| {
+            let t = Transfer {
+                to_device: link(gb_s),
+                to_host: link(gb_s),
+            };
+            let gpu = cost_us(56.0, Some(copies), &t);
+            let cands = [
+                Candidate {
+                    kernel: small,
+                    us: cost_us(7000.0, None, &t),
+                    moved: 0,
+                    extrapolated: false,
+                },
+                Candidate {
+                    kernel: tile,
+                    us: gpu,
+                    moved: copies.to_device + copies.to_host,
+                    extrapolated: false,
+                },
+            ];
+            (choose(&cands, Some(small)).unwrap().kernel.backend, gpu)
+        };
+        let (pinned, gpu_us) = pick(25.0);
+        assert_eq!(pinned, Backend::Cuda);
+        assert!((2000.0..2200.0).contains(&gpu_us), "{gpu_us}");
+        let (pageable, gpu_us) = pick(3.0);
+        assert_eq!(pageable, Backend::CpuSmall);
+        assert!((16000.0..18000.0).contains(&gpu_us), "{gpu_us}");
     }
 
     /// The planner sends SVDs of up to 32 columns (after transposing a wide matrix) and

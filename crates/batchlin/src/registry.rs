@@ -26,6 +26,9 @@ pub struct Kernel {
     /// Whether it can take `problem` on `target` (shape, variant, type, shared memory,
     /// compute capability): capability only, never preference.
     pub supports: fn(&Problem, &Target) -> bool,
+    /// Bumped when a change to the kernel changes its speed: cost tables (table.rs)
+    /// record the version they measured, and rows of another version are stale.
+    pub version: u32,
 }
 
 impl Kernel {
@@ -46,6 +49,7 @@ macro_rules! cuda_qr {
             name: $name,
             about: $about,
             supports: |p, t| matches!(t, Target::Cuda(caps) if $f(p, caps)),
+            version: 1,
         }
     };
 }
@@ -59,6 +63,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "small",
         about: "unblocked Householder QR, padded AVX2 chunks; small matrices",
         supports: any,
+        version: 1,
     },
     Kernel {
         op: Op::Eigh,
@@ -66,6 +71,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "small",
         about: "tridiagonalisation and implicit QL, or divide and conquer; small matrices",
         supports: any,
+        version: 1,
     },
     Kernel {
         op: Op::Svd,
@@ -73,6 +79,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "small",
         about: "Golub-Kahan bidiagonalisation and implicit QR; small matrices",
         supports: any,
+        version: 1,
     },
     Kernel {
         op: Op::Qr,
@@ -80,6 +87,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "faer",
         about: "faer's blocked Householder QR; large matrices",
         supports: any,
+        version: 1,
     },
     Kernel {
         op: Op::Eigh,
@@ -87,6 +95,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "faer",
         about: "faer's self-adjoint eigendecomposition; large matrices",
         supports: any,
+        version: 1,
     },
     Kernel {
         op: Op::Svd,
@@ -94,6 +103,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "faer",
         about: "faer's SVD; large and tall matrices",
         supports: any,
+        version: 1,
     },
     cuda_qr!(
         "warp",
@@ -136,6 +146,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "block",
         about: "a block a matrix: tridiagonalisation and implicit QL, in shared memory where it fits (any n)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_block(p, caps)),
+        version: 1,
     },
     Kernel {
         op: Op::Eigh,
@@ -143,6 +154,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "warp",
         about: "two-sided Jacobi, a warp a matrix in registers (n up to 32; 2-4 matrices a warp to 16)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_warp(p, caps)),
+        version: 1,
     },
     // Before `jacobi`: the planner takes the first CUDA SVD kernel that holds the shape.
     Kernel {
@@ -151,6 +163,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "warp",
         about: "one-sided Jacobi, a warp a matrix in registers (up to 32 columns; 64 rows f32, 32 f64)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_warp(p, caps)),
+        version: 1,
     },
     Kernel {
         op: Op::Eigh,
@@ -158,6 +171,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "cusolver",
         about: "cuSOLVER's batched eigh (syevd for one matrix), where libcusolver loads; n >= 128",
         supports: |p, t| matches!(t, Target::Cuda(_) if cuda::cusolver::supports_eigh(p)),
+        version: 1,
     },
     // Before `jacobi`, which keeps what `bidiag` does not take (full factors of a
     // non-square matrix): 2-5x faster from 33 to 256 columns (svd.rs `supports_bidiag`).
@@ -168,6 +182,7 @@ pub static KERNELS: &[Kernel] = &[
         about: "Golub-Kahan bidiagonalisation and the implicit-shift bidiagonal QR (values by \
                 bisection), a block a matrix (thin factors, values, full ones when square)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_bidiag(p, caps)),
+        version: 1,
     },
     Kernel {
         op: Op::Svd,
@@ -175,6 +190,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "jacobi",
         about: "one-sided Jacobi, a block a matrix, a warp a column pair (any shape)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_jacobi(p, caps)),
+        version: 1,
     },
     Kernel {
         op: Op::Svd,
@@ -183,6 +199,7 @@ pub static KERNELS: &[Kernel] = &[
         about: "QR first (the QR kernels), the SVD of R by the square kernels, U = Q U_R by a \
                 batched product (far from square; thin factors or values)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_tall(p, caps)),
+        version: 1,
     },
     Kernel {
         op: Op::Svd,
@@ -190,6 +207,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "cusolver",
         about: "cuSOLVER's polar-decomposition SVD (Xgesvdp; Xgesvd near singular), a matrix a call, where libcusolver loads; a few large matrices",
         supports: |p, t| matches!(t, Target::Cuda(_) if cuda::cusolver::supports_svd(p)),
+        version: 1,
     },
 ];
 

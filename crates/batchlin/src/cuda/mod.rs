@@ -23,6 +23,7 @@
 
 pub(crate) mod cusolver;
 mod driver;
+pub(crate) use driver::cache_dir;
 pub(crate) mod eigh;
 mod embedded;
 pub mod host_buffers;

@@ -513,7 +513,7 @@ fn step_plan(dev: &CudaDevice, p: Problem) -> Result<Plan> {
         params,
         ordinal: Some(dev.caps().ordinal),
         copies: None,
-        source: "rules",
+        source: plan::Source::Rules,
     })
 }
 

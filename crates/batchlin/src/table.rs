@@ -1,0 +1,1072 @@
+//! Cost tables: each kernel's measured time on one device over a grid of shapes, as
+//! `batchlin tune` writes them, and the prediction the planner makes from them
+//! (docs/proposals/measured-routing.md).
+//!
+//! - [`Table`]: the file, one a device. Valid TOML, written and read here without a TOML
+//!   dependency: a schema version, the device key, each kernel's version (the registry's
+//!   `Kernel::version`: a changed kernel bumps it and its rows go stale), and the points,
+//!   one a line in a multi-line string (kernel, variant, dtype, batch, m, n, median, p25
+//!   and p75 microseconds).
+//! - [`Model`]: a table made ready for the planner: per (kernel, variant, dtype) a grid
+//!   sorted on three axes (log batch, log k = log min(m, n), log aspect m / n), looked up
+//!   by binary search, so that a prediction costs well under a microsecond.
+//! - [`loaded`]: the table for this process's device, found once (see there).
+
+use crate::error::{Error, Result};
+use crate::problem::{Backend, Op, Problem, Variant};
+use crate::registry::{self, Kernel};
+use crate::scalar::DType;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// The format's version: a reader refuses any other.
+pub const SCHEMA: u32 = 1;
+
+/// The device a table was measured on: a table is used only on the same key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceKey {
+    /// The CPU backends: the CPU model as the OS names it and the threads of batchlin's
+    /// pool (the batch is spread over them, so the count changes every time).
+    Cpu { model: String, threads: usize },
+    /// A CUDA device (tables for GPUs come with step 3 of the proposal; the key is here
+    /// so that the format need not change for them).
+    Cuda {
+        name: String,
+        sm_count: u32,
+        cc: (i32, i32),
+        driver_major: i32,
+    },
+}
+
+impl DeviceKey {
+    /// This process's CPU: its model and the threads batchlin's pool has.
+    pub fn this_cpu() -> DeviceKey {
+        DeviceKey::Cpu {
+            model: crate::device::cpu_model(),
+            threads: crate::cpu::pool::threads(),
+        }
+    }
+
+    /// A short file name for the key, e.g. `cpu-2t-amd-epyc` (letters and digits of the
+    /// model, lower case).
+    pub fn file_stem(&self) -> String {
+        let slug = |s: &str| {
+            let mut out = String::new();
+            for c in s.chars() {
+                if c.is_ascii_alphanumeric() {
+                    out.push(c.to_ascii_lowercase());
+                } else if !out.ends_with('-') {
+                    out.push('-');
+                }
+            }
+            out.trim_matches('-').to_string()
+        };
+        match self {
+            DeviceKey::Cpu { model, threads } => format!("cpu-{threads}t-{}", slug(model)),
+            DeviceKey::Cuda { name, sm_count, .. } => format!("cuda-{sm_count}sm-{}", slug(name)),
+        }
+    }
+}
+
+impl fmt::Display for DeviceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceKey::Cpu { model, threads } => write!(f, "cpu {model:?}, {threads} threads"),
+            DeviceKey::Cuda {
+                name,
+                sm_count,
+                cc,
+                driver_major,
+            } => write!(
+                f,
+                "cuda {name:?}, {sm_count} SMs, compute capability {}.{}, driver {driver_major}",
+                cc.0, cc.1
+            ),
+        }
+    }
+}
+
+/// A kernel as a table names it: `op/backend/name`, e.g. `qr/cpu-small/small`.
+pub fn kernel_key(k: &Kernel) -> String {
+    format!("{}/{}/{}", k.op.name(), k.backend.name(), k.name)
+}
+
+/// One measured point: a kernel at one shape, microseconds a call over the whole batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// `op/backend/name` ([`kernel_key`]).
+    pub kernel: String,
+    pub variant: Variant,
+    pub dtype: DType,
+    pub batch: usize,
+    pub m: usize,
+    pub n: usize,
+    pub median_us: f64,
+    pub p25_us: f64,
+    pub p75_us: f64,
+}
+
+/// A cost table, as the file holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub device: DeviceKey,
+    /// What made it (the command line), for the reader.
+    pub made: String,
+    /// The drift probe's change from the start of the tune to its end (0.05 = 5%); a
+    /// table over [`MAX_DRIFT`] is not used.
+    pub drift: Option<f64>,
+    /// Each kernel measured, `op/backend/name`, with the version it had.
+    pub versions: Vec<(String, u32)>,
+    pub points: Vec<Point>,
+}
+
+/// Drift beyond which a table's times are not trusted (the proposal's 25%).
+pub const MAX_DRIFT: f64 = 0.25;
+
+const COLUMNS: &str = "kernel variant dtype batch m n median_us p25_us p75_us";
+
+fn dtype_name(d: DType) -> &'static str {
+    match d {
+        DType::F64 => "f64",
+        _ => "f32",
+    }
+}
+
+/// A TOML basic string.
+fn quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+impl Table {
+    /// The file's text. Floats are written in Rust's shortest form that reads back to
+    /// the same value, so `parse(to_text(t)) == t`.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        s.push_str("# batchlin cost table: each kernel's time on one device (batchlin tune).\n");
+        s.push_str(&format!("schema = {SCHEMA}\n"));
+        s.push_str(&format!("made = {}\n", quoted(&self.made)));
+        if let Some(d) = self.drift {
+            s.push_str(&format!("drift = {d:?}\n"));
+        }
+        s.push_str("\n[device]\n");
+        match &self.device {
+            DeviceKey::Cpu { model, threads } => {
+                s.push_str(&format!(
+                    "kind = \"cpu\"\nmodel = {}\nthreads = {threads}\n",
+                    quoted(model)
+                ));
+            }
+            DeviceKey::Cuda {
+                name,
+                sm_count,
+                cc,
+                driver_major,
+            } => {
+                s.push_str(&format!(
+                    "kind = \"cuda\"\nname = {}\nsm_count = {sm_count}\ncc = \"{}.{}\"\n\
+                     driver_major = {driver_major}\n",
+                    quoted(name),
+                    cc.0,
+                    cc.1
+                ));
+            }
+        }
+        s.push_str("\n[kernels]\n");
+        for (k, v) in &self.versions {
+            s.push_str(&format!("{} = {v}\n", quoted(k)));
+        }
+        s.push_str(&format!(
+            "\n[points]\ncolumns = \"{COLUMNS}\"\nrows = \"\"\"\n"
+        ));
+        for p in &self.points {
+            s.push_str(&format!(
+                "{} {} {} {} {} {} {:?} {:?} {:?}\n",
+                p.kernel,
+                p.variant,
+                dtype_name(p.dtype),
+                p.batch,
+                p.m,
+                p.n,
+                p.median_us,
+                p.p25_us,
+                p.p75_us
+            ));
+        }
+        s.push_str("\"\"\"\n");
+        s
+    }
+
+    /// Read a table's text. `Err` (an `Argument` error naming the line) for anything
+    /// the writer would not have written.
+    pub fn parse(text: &str) -> Result<Table> {
+        let bad = |no: usize, why: &str| Error::Argument(format!("cost table line {no}: {why}"));
+        let mut section = String::new();
+        let mut top: Vec<(String, Value)> = vec![];
+        let mut device: Vec<(String, Value)> = vec![];
+        let mut versions = vec![];
+        let mut rows: Option<(usize, String)> = None;
+        let mut columns_seen = false;
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        while let Some((no, line)) = lines.next() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                match name.trim() {
+                    "device" | "kernels" | "points" => section = name.trim().to_string(),
+                    other => return Err(bad(no, &format!("unknown section [{other}]"))),
+                }
+                continue;
+            }
+            let (key, value) = line
+                .split_once('=')
+                .ok_or_else(|| bad(no, "expected `key = value`"))?;
+            let key = key.trim();
+            let key = match key.strip_prefix('"').and_then(|k| k.strip_suffix('"')) {
+                Some(k) => k.to_string(),
+                None => key.to_string(),
+            };
+            let value = value.trim();
+            if value == "\"\"\"" {
+                // A multi-line string: the lines up to the closing quotes.
+                let mut body = String::new();
+                let start = no + 1;
+                loop {
+                    let (_, l) = lines
+                        .next()
+                        .ok_or_else(|| bad(no, "unterminated \"\"\" string"))?;
+                    if l.trim() == "\"\"\"" {
+                        break;
+                    }
+                    body.push_str(l);
+                    body.push('\n');
+                }
+                if section != "points" || key != "rows" {
+                    return Err(bad(no, "only [points] rows is a multi-line string"));
+                }
+                rows = Some((start, body));
+                continue;
+            }
+            let value = Value::parse(value).ok_or_else(|| bad(no, "unreadable value"))?;
+            match section.as_str() {
+                "" => top.push((key, value)),
+                "device" => device.push((key, value)),
+                "kernels" => {
+                    let v = value
+                        .int()
+                        .and_then(|v| u32::try_from(v).ok())
+                        .ok_or_else(|| bad(no, "a kernel's version is a whole number"))?;
+                    versions.push((key, v));
+                }
+                _ => {
+                    if key != "columns" || value.str() != Some(COLUMNS) {
+                        return Err(bad(no, &format!("[points] has columns = \"{COLUMNS}\"")));
+                    }
+                    columns_seen = true;
+                }
+            }
+        }
+        let get = |kv: &[(String, Value)], k: &str| {
+            kv.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone())
+        };
+        let unknown = |kv: &[(String, Value)], known: &[&str], what: &str| match kv
+            .iter()
+            .find(|(k, _)| !known.contains(&k.as_str()))
+        {
+            Some((k, _)) => Err(Error::Argument(format!(
+                "cost table: unknown {what} key {k:?}"
+            ))),
+            None => Ok(()),
+        };
+        let missing = |what: &str| Error::Argument(format!("cost table: no {what}"));
+        unknown(&top, &["schema", "made", "drift"], "top-level")?;
+        let schema = get(&top, "schema")
+            .and_then(|v| v.int())
+            .ok_or_else(|| missing("schema"))?;
+        if schema != SCHEMA as i64 {
+            return Err(Error::Argument(format!(
+                "cost table schema {schema}: this batchlin reads schema {SCHEMA} (run batchlin tune again)"
+            )));
+        }
+        let made = get(&top, "made")
+            .and_then(|v| v.str().map(String::from))
+            .unwrap_or_default();
+        let drift = match get(&top, "drift") {
+            Some(v) => Some(v.float().ok_or_else(|| missing("number for drift"))?),
+            None => None,
+        };
+        let dstr = |k: &str| get(&device, k).and_then(|v| v.str().map(String::from));
+        let dint = |k: &str| get(&device, k).and_then(|v| v.int());
+        let device = match dstr("kind").as_deref() {
+            Some("cpu") => {
+                unknown(&device, &["kind", "model", "threads"], "[device]")?;
+                DeviceKey::Cpu {
+                    model: dstr("model").ok_or_else(|| missing("[device] model"))?,
+                    threads: dint("threads")
+                        .and_then(|t| usize::try_from(t).ok())
+                        .ok_or_else(|| missing("[device] threads"))?,
+                }
+            }
+            Some("cuda") => {
+                unknown(
+                    &device,
+                    &["kind", "name", "sm_count", "cc", "driver_major"],
+                    "[device]",
+                )?;
+                let cc = dstr("cc")
+                    .and_then(|c| {
+                        let (a, b) = c.split_once('.')?;
+                        Some((a.parse().ok()?, b.parse().ok()?))
+                    })
+                    .ok_or_else(|| missing("[device] cc = \"MAJOR.MINOR\""))?;
+                DeviceKey::Cuda {
+                    name: dstr("name").ok_or_else(|| missing("[device] name"))?,
+                    sm_count: dint("sm_count")
+                        .and_then(|t| u32::try_from(t).ok())
+                        .ok_or_else(|| missing("[device] sm_count"))?,
+                    cc,
+                    driver_major: dint("driver_major")
+                        .and_then(|t| i32::try_from(t).ok())
+                        .ok_or_else(|| missing("[device] driver_major"))?,
+                }
+            }
+            _ => return Err(missing("[device] kind = \"cpu\" or \"cuda\"")),
+        };
+        if !columns_seen {
+            return Err(missing("[points] columns"));
+        }
+        let (start, body) = rows.ok_or_else(|| missing("[points] rows"))?;
+        let mut points = vec![];
+        for (i, line) in body.lines().enumerate() {
+            let no = start + i;
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() != 9 {
+                return Err(bad(no, &format!("a point has 9 fields ({COLUMNS})")));
+            }
+            let size = |s: &str| {
+                s.parse::<usize>()
+                    .map_err(|_| bad(no, "a size is a whole number"))
+            };
+            let us = |s: &str| match s.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+                _ => Err(bad(no, "a time is a positive number of microseconds")),
+            };
+            let variant: Variant = f[1].parse().map_err(|_| bad(no, "unknown variant"))?;
+            let dtype = match f[2] {
+                "f32" => DType::F32,
+                "f64" => DType::F64,
+                _ => return Err(bad(no, "dtype is f32 or f64")),
+            };
+            if !versions.iter().any(|(k, _)| k == f[0]) {
+                return Err(bad(no, &format!("kernel {} is not in [kernels]", f[0])));
+            }
+            points.push(Point {
+                kernel: f[0].to_string(),
+                variant,
+                dtype,
+                batch: size(f[3])?,
+                m: size(f[4])?,
+                n: size(f[5])?,
+                median_us: us(f[6])?,
+                p25_us: us(f[7])?,
+                p75_us: us(f[8])?,
+            });
+        }
+        Ok(Table {
+            device,
+            made,
+            drift,
+            versions,
+            points,
+        })
+    }
+}
+
+/// A value of the table's TOML subset.
+#[derive(Clone, Debug)]
+enum Value {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl Value {
+    fn parse(s: &str) -> Option<Value> {
+        if let Some(body) = s.strip_prefix('"') {
+            let mut out = String::new();
+            let mut chars = body.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => out.push(chars.next()?),
+                    '"' => return chars.as_str().trim().is_empty().then_some(Value::Str(out)),
+                    c => out.push(c),
+                }
+            }
+            return None;
+        }
+        if let Ok(i) = s.parse::<i64>() {
+            return Some(Value::Int(i));
+        }
+        s.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(Value::Float)
+    }
+
+    fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    fn float(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            Value::Str(_) => None,
+        }
+    }
+
+    fn str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// A prediction: microseconds a call, and whether the shape lies outside the measured
+/// cells (or next to a missing one), so that a scaling law, not interpolation, made it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Prediction {
+    pub us: f64,
+    pub extrapolated: bool,
+}
+
+/// One direction of a host-device link: a copy costs its latency plus bytes over
+/// bandwidth (fitted on measured copies; step 3 of the proposal measures and stores it).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Link {
+    pub latency_us: f64,
+    pub bytes_per_us: f64,
+}
+
+/// A device's transfer model: each direction's link.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Transfer {
+    pub to_device: Link,
+    pub to_host: Link,
+}
+
+impl Transfer {
+    /// Microseconds to copy `to_device` bytes in and `to_host` bytes back.
+    pub fn cost_us(&self, to_device: usize, to_host: usize) -> f64 {
+        let one = |l: &Link, b: usize| l.latency_us + b as f64 / l.bytes_per_us;
+        one(&self.to_device, to_device) + one(&self.to_host, to_host)
+    }
+}
+
+/// The three axes a problem is placed on: ln batch, ln k, ln(m / n).
+fn coords(batch: usize, m: usize, n: usize) -> [f64; 3] {
+    let (b, m, n) = (batch as f64, m as f64, n as f64);
+    [b.ln(), m.min(n).ln(), (m / n).ln()]
+}
+
+/// How time scales off the grid: linear in the batch, and as the work of a QR (m n k =
+/// k^3 max(a, 1/a) for aspect a) in size. ln of that, up to a constant.
+fn scaling(c: &[f64; 3]) -> f64 {
+    c[0] + 3.0 * c[1] + c[2].abs()
+}
+
+/// One (kernel, variant, dtype): its points on a product grid of the distinct values of
+/// each axis, ln time in the cells measured, NaN elsewhere.
+#[derive(Clone, Debug)]
+struct Grid {
+    kernel: usize,
+    variant: Variant,
+    dtype: DType,
+    axes: [Vec<f64>; 3],
+    ln_us: Vec<f64>,
+}
+
+/// Where `x` falls on a sorted axis: the two neighbours' indices and the weight of the
+/// upper one; `x` is clamped to the axis (the caller extrapolates beyond it).
+fn bracket(axis: &[f64], x: f64) -> (usize, usize, f64) {
+    let last = axis.len() - 1;
+    let hi = axis.partition_point(|&v| v < x);
+    if hi == 0 {
+        return (0, 0, 0.0);
+    }
+    if hi > last {
+        return (last, last, 0.0);
+    }
+    let (a, b) = (axis[hi - 1], axis[hi]);
+    (hi - 1, hi, (x - a) / (b - a))
+}
+
+/// Axis values closer than this (in ln units) are one value: sizes are integers, so
+/// distinct measured sizes are far further apart.
+const SAME: f64 = 1e-9;
+
+impl Grid {
+    fn index(&self, i: [usize; 3]) -> usize {
+        (i[0] * self.axes[1].len() + i[1]) * self.axes[2].len() + i[2]
+    }
+
+    fn predict(&self, q: [f64; 3]) -> Prediction {
+        let br: Vec<(usize, usize, f64)> = (0..3).map(|a| bracket(&self.axes[a], q[a])).collect();
+        let clamped = (0..3).any(|a| {
+            let ax = &self.axes[a];
+            q[a] < ax[0] - SAME || q[a] > ax[ax.len() - 1] + SAME
+        });
+        // Each corner of the cell predicts the query by the scaling law from its own
+        // time; the corners are weighted as in trilinear interpolation of ln time. With
+        // every corner measured and the query inside, this is that interpolation (the law
+        // is linear within a cell); a missing corner's weight goes to the others.
+        let (mut sum, mut wsum, mut hole) = (0.0, 0.0, false);
+        let sq = scaling(&q);
+        for corner in 0..8 {
+            let mut w = 1.0;
+            let mut idx = [0; 3];
+            let mut at = [0.0; 3];
+            for a in 0..3 {
+                let (lo, hi, t) = br[a];
+                let up = corner >> a & 1 == 1;
+                idx[a] = if up { hi } else { lo };
+                w *= if up { t } else { 1.0 - t };
+                at[a] = self.axes[a][idx[a]];
+            }
+            if w == 0.0 {
+                continue;
+            }
+            let v = self.ln_us[self.index(idx)];
+            if v.is_nan() {
+                hole = true;
+                continue;
+            }
+            sum += w * (v + sq - scaling(&at));
+            wsum += w;
+        }
+        if wsum > 0.0 {
+            return Prediction {
+                us: (sum / wsum).exp(),
+                extrapolated: clamped || hole,
+            };
+        }
+        // No corner measured: the nearest measured point, scaled.
+        let mut best = (f64::INFINITY, f64::NAN);
+        for i in 0..self.axes[0].len() {
+            for j in 0..self.axes[1].len() {
+                for l in 0..self.axes[2].len() {
+                    let v = self.ln_us[self.index([i, j, l])];
+                    let at = [self.axes[0][i], self.axes[1][j], self.axes[2][l]];
+                    let d: f64 = (0..3).map(|a| (at[a] - q[a]).powi(2)).sum();
+                    if !v.is_nan() && d < best.0 {
+                        best = (d, v + sq - scaling(&at));
+                    }
+                }
+            }
+        }
+        Prediction {
+            us: best.1.exp(),
+            extrapolated: true,
+        }
+    }
+}
+
+/// A table made ready for prediction.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub device: DeviceKey,
+    /// Where it came from (a path, or `tables/NAME` for one built in).
+    pub origin: String,
+    grids: Vec<Grid>,
+    /// Kernels whose rows were left out: measured at another version than the registry's,
+    /// or no longer in the registry.
+    pub stale: Vec<String>,
+}
+
+impl Model {
+    /// Build from a table. Rows of a kernel the registry no longer has, or has at another
+    /// version, are left out (and listed in `stale`).
+    pub fn new(t: &Table, origin: &str) -> Model {
+        let mut stale = vec![];
+        let mut current = vec![];
+        for (key, v) in &t.versions {
+            match registry::KERNELS.iter().position(|k| kernel_key(k) == *key) {
+                Some(i) if registry::KERNELS[i].version == *v => current.push((key.as_str(), i)),
+                _ => stale.push(key.clone()),
+            }
+        }
+        let mut series: Vec<(usize, Variant, DType, Vec<&Point>)> = vec![];
+        for p in &t.points {
+            if p.batch == 0 || p.m == 0 || p.n == 0 {
+                continue;
+            }
+            let Some(&(_, k)) = current.iter().find(|(key, _)| *key == p.kernel) else {
+                continue;
+            };
+            if registry::KERNELS[k].op != p.variant.op() {
+                continue;
+            }
+            match series
+                .iter_mut()
+                .find(|s| s.0 == k && s.1 == p.variant && s.2 == p.dtype)
+            {
+                Some(s) => s.3.push(p),
+                None => series.push((k, p.variant, p.dtype, vec![p])),
+            }
+        }
+        let grids = series
+            .into_iter()
+            .map(|(kernel, variant, dtype, pts)| {
+                let cs: Vec<[f64; 3]> = pts.iter().map(|p| coords(p.batch, p.m, p.n)).collect();
+                let axes: [Vec<f64>; 3] = std::array::from_fn(|a| {
+                    let mut v: Vec<f64> = cs.iter().map(|c| c[a]).collect();
+                    v.sort_by(f64::total_cmp);
+                    v.dedup_by(|x, y| (*x - *y).abs() < SAME);
+                    v
+                });
+                let mut g = Grid {
+                    kernel,
+                    variant,
+                    dtype,
+                    ln_us: vec![f64::NAN; axes.iter().map(Vec::len).product()],
+                    axes,
+                };
+                for (p, c) in pts.iter().zip(&cs) {
+                    let at = |a: usize| g.axes[a].partition_point(|&v| v < c[a] - SAME);
+                    let i = g.index([at(0), at(1), at(2)]);
+                    // A shape measured twice: the faster (later rows refine, not repeat).
+                    let v = p.median_us.ln();
+                    g.ln_us[i] = if g.ln_us[i].is_nan() {
+                        v
+                    } else {
+                        g.ln_us[i].min(v)
+                    };
+                }
+                g
+            })
+            .collect();
+        Model {
+            device: t.device.clone(),
+            origin: origin.to_string(),
+            grids,
+            stale,
+        }
+    }
+
+    /// The predicted time of `kernel` on `p`, or None where the table has no current rows
+    /// for it at the problem's variant and dtype (or the problem is empty).
+    pub fn predict(&self, kernel: &'static Kernel, p: &Problem) -> Option<Prediction> {
+        if p.batch == 0 || p.m == 0 || p.n == 0 {
+            return None;
+        }
+        // A kernel is known by its place in the registry.
+        let idx = registry::KERNELS
+            .iter()
+            .position(|k| std::ptr::eq(k, kernel))?;
+        let g = self
+            .grids
+            .iter()
+            .find(|g| g.kernel == idx && g.variant == p.variant && g.dtype == p.dtype)?;
+        Some(g.predict(coords(p.batch, p.m, p.n)))
+    }
+
+    /// Whether the table has rows for `op` on `backend` (any variant).
+    pub fn covers(&self, op: Op, backend: Backend) -> bool {
+        self.grids.iter().any(|g| {
+            let k = &registry::KERNELS[g.kernel];
+            k.op == op && k.backend == backend
+        })
+    }
+}
+
+/// The tables built into the library (`tables/` at the repository's root).
+pub const BUILT_IN: &[(&str, &str)] = &[];
+
+/// The table the planner uses in this process, found on first use and kept:
+///
+/// 1. `BATCHLIN_TABLE=off` (or `none`): none, the rules decide;
+/// 2. `BATCHLIN_TABLE=PATH`: that file;
+/// 3. the local tables `batchlin tune` installs: every `*.toml` in `BATCHLIN_TABLE_DIR`,
+///    else in `tables/` of the cache directory (`$BATCHLIN_CACHE_DIR`, else
+///    `$XDG_CACHE_HOME/batchlin`, else `~/.cache/batchlin`);
+/// 4. the built-in tables ([`BUILT_IN`]).
+///
+/// From 3 and 4 the first whose device key is this CPU's. A table that cannot be read, or
+/// drifted more than [`MAX_DRIFT`] while it was measured, is passed over; [`Loaded::why`]
+/// says what was found.
+pub fn loaded() -> &'static Loaded {
+    static LOADED: OnceLock<Loaded> = OnceLock::new();
+    LOADED.get_or_init(|| {
+        let env = std::env::var("BATCHLIN_TABLE").unwrap_or_default();
+        find(&DeviceKey::this_cpu(), env.trim(), local_dir())
+    })
+}
+
+/// What [`loaded`] found.
+#[derive(Debug)]
+pub struct Loaded {
+    pub model: Option<Model>,
+    /// Why there is no table, or what was passed over; empty when a table was found
+    /// without trouble.
+    pub why: String,
+}
+
+/// The directory local tables are installed in and read from.
+pub fn local_dir() -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os("BATCHLIN_TABLE_DIR") {
+        return Some(d.into());
+    }
+    crate::cuda::cache_dir().map(|d| d.join("tables"))
+}
+
+/// [`loaded`]'s search, given `BATCHLIN_TABLE`'s value and the local directory.
+fn find(key: &DeviceKey, env: &str, dir: Option<std::path::PathBuf>) -> Loaded {
+    let mut notes: Vec<String> = vec![];
+    let usable = |t: Table, origin: &str, notes: &mut Vec<String>| -> Option<Model> {
+        if &t.device != key {
+            return None;
+        }
+        match t.drift {
+            Some(d) if d > MAX_DRIFT => {
+                notes.push(format!("{origin} drifted {:.0}% while measured", d * 100.0));
+                None
+            }
+            _ => Some(Model::new(&t, origin)),
+        }
+    };
+    match env {
+        "" => {}
+        "off" | "none" => {
+            return Loaded {
+                model: None,
+                why: "BATCHLIN_TABLE=off".into(),
+            }
+        }
+        path => {
+            let model = match std::fs::read_to_string(path).map_err(|e| e.to_string()) {
+                Ok(text) => match Table::parse(&text) {
+                    Ok(t) if &t.device != key => {
+                        notes.push(format!("BATCHLIN_TABLE={path} is for {}", t.device));
+                        None
+                    }
+                    Ok(t) => usable(t, path, &mut notes),
+                    Err(e) => {
+                        notes.push(format!("BATCHLIN_TABLE={path}: {}", e.message()));
+                        None
+                    }
+                },
+                Err(e) => {
+                    notes.push(format!("BATCHLIN_TABLE={path}: {e}"));
+                    None
+                }
+            };
+            return Loaded {
+                model,
+                why: notes.join("; "),
+            };
+        }
+    }
+    // The local tables, then the built-in ones: (origin, text or why it is unreadable).
+    let mut files: Vec<std::path::PathBuf> = dir
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    files.sort();
+    let local = files.into_iter().map(|f| {
+        let text = std::fs::read_to_string(&f).map_err(|e| e.to_string());
+        (f.display().to_string(), text)
+    });
+    let built_in = BUILT_IN
+        .iter()
+        .map(|(name, text)| (format!("tables/{name}"), Ok(text.to_string())));
+    for (origin, text) in local.chain(built_in) {
+        match text.and_then(|t| Table::parse(&t).map_err(|e| e.message().to_string())) {
+            Ok(t) => {
+                if let Some(m) = usable(t, &origin, &mut notes) {
+                    return Loaded {
+                        model: Some(m),
+                        why: notes.join("; "),
+                    };
+                }
+            }
+            Err(e) => notes.push(format!("{origin}: {e}")),
+        }
+    }
+    notes.insert(0, format!("no cost table for {key}"));
+    Loaded {
+        model: None,
+        why: notes.join("; "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu_key() -> DeviceKey {
+        DeviceKey::Cpu {
+            model: "Test CPU \"quoted\" \\ 9000".into(),
+            threads: 2,
+        }
+    }
+
+    fn point(kernel: &str, batch: usize, m: usize, n: usize, us: f64) -> Point {
+        Point {
+            kernel: kernel.into(),
+            variant: Variant::QrReduced,
+            dtype: DType::F32,
+            batch,
+            m,
+            n,
+            median_us: us,
+            p25_us: us * 0.9,
+            p75_us: us * 1.1,
+        }
+    }
+
+    fn table(points: Vec<Point>) -> Table {
+        Table {
+            device: cpu_key(),
+            made: "unit test".into(),
+            drift: Some(0.0123),
+            versions: vec![
+                ("qr/cpu-small/small".into(), 1),
+                ("qr/cpu-faer/faer".into(), 1),
+            ],
+            points,
+        }
+    }
+
+    #[test]
+    fn a_table_reads_back_identical() {
+        let mut pts = vec![
+            point("qr/cpu-small/small", 1, 2, 2, 0.1 + 0.2),
+            point("qr/cpu-faer/faer", 4096, 512, 16, 123456.789),
+        ];
+        pts[1].variant = Variant::QrComplete;
+        pts[1].dtype = DType::F64;
+        let t = table(pts);
+        let text = t.to_text();
+        assert_eq!(Table::parse(&text).unwrap(), t, "{text}");
+        let gpu = Table {
+            device: DeviceKey::Cuda {
+                name: "NVIDIA H200".into(),
+                sm_count: 132,
+                cc: (9, 0),
+                driver_major: 13,
+            },
+            drift: None,
+            ..t.clone()
+        };
+        assert_eq!(Table::parse(&gpu.to_text()).unwrap(), gpu);
+        assert!(gpu.device.file_stem() == "cuda-132sm-nvidia-h200");
+        assert_eq!(
+            DeviceKey::Cpu {
+                model: "AMD EPYC 7B13 64-Core".into(),
+                threads: 2
+            }
+            .file_stem(),
+            "cpu-2t-amd-epyc-7b13-64-core"
+        );
+    }
+
+    #[test]
+    fn bad_tables_are_errors_not_panics() {
+        let good = table(vec![point("qr/cpu-small/small", 1, 2, 2, 1.0)]).to_text();
+        let cases = [
+            ("schema = 1", "schema = 2"),
+            ("schema = 1\n", ""),
+            ("threads = 2", "threads = -2"),
+            ("kind = \"cpu\"", "kind = \"tpu\""),
+            ("[kernels]", "[kernel]"),
+            ("\"qr/cpu-small/small\" = 1", "\"qr/cpu-small/small\" = x"),
+            (" 1 2 2 ", " 1 2 "),
+            (" 1 2 2 ", " 1 2 2.5 "),
+            ("qr f32", "qr f16"),
+            ("qr f32", "lu f32"),
+            ("qr/cpu-small/small qr", "qr/cpu-tiny/small qr"),
+            (" 1.0 0.9 1.1", " -1.0 0.9 1.1"),
+            (" 1.0 0.9 1.1", " NaN 0.9 1.1"),
+            ("\"\"\"\n", "\"\"\"\n\"\"\""),
+            ("drift = 0.0123", "drift = \"a lot\""),
+            ("made = \"unit test\"", "made = \"unit test"),
+            ("made =", "maker ="),
+        ];
+        for (from, to) in cases {
+            assert!(good.contains(from), "{from:?} not in {good}");
+            let text = good.replacen(from, to, 1);
+            let e = Table::parse(&text).expect_err(&text);
+            assert_eq!(e.kind(), "argument", "{e}");
+        }
+        // Cut anywhere: an error or a table, never a panic.
+        for cut in 0..good.len() {
+            let _ = Table::parse(&good[..cut]);
+        }
+    }
+
+    fn model(points: Vec<Point>) -> Model {
+        Model::new(&table(points), "test")
+    }
+
+    fn small() -> &'static Kernel {
+        registry::find(Op::Qr, Backend::CpuSmall, "small").unwrap()
+    }
+
+    fn qr(batch: usize, m: usize, n: usize) -> Problem {
+        Problem::new(Variant::QrReduced, DType::F32, batch, m, n)
+    }
+
+    /// A kernel whose time is exactly 0.01 batch k^3 us on a 2x2x2 grid: ln-linear
+    /// interpolation between the cells and the scaling law outside reproduce it.
+    #[test]
+    fn interpolates_between_cells_and_extrapolates_flagged() {
+        let t = |b: usize, m: usize, n: usize| 0.01 * (b * m * n * m.min(n)) as f64;
+        let mut pts = vec![];
+        for b in [1, 64] {
+            for (m, n) in [(8, 8), (64, 64), (64, 8), (512, 64)] {
+                pts.push(point("qr/cpu-small/small", b, m, n, t(b, m, n)));
+            }
+        }
+        let m = model(pts);
+        for (b, mm, n, inside) in [
+            (8, 16, 16, true),
+            (1, 8, 8, true),
+            (30, 40, 20, true),
+            (64, 64, 64, true),
+            (4096, 64, 64, false),
+            (8, 4, 4, false),
+            (8, 1024, 64, false),
+            (8, 8, 512, false),
+        ] {
+            let p = m.predict(small(), &qr(b, mm, n)).unwrap();
+            let want = t(b, mm, n);
+            assert!(
+                (p.us / want - 1.0).abs() < 1e-9,
+                "{b}x{mm}x{n}: {} vs {want}",
+                p.us
+            );
+            assert_eq!(p.extrapolated, !inside, "{b}x{mm}x{n}");
+        }
+        // A time that is not a power law: interpolation in ln time is a geometric mean.
+        let m = model(vec![
+            point("qr/cpu-small/small", 1, 8, 8, 10.0),
+            point("qr/cpu-small/small", 4, 8, 8, 10.0 * 4.0 * 9.0),
+        ]);
+        let p = m.predict(small(), &qr(2, 8, 8)).unwrap();
+        assert!(
+            (p.us - 10.0 * 2.0 * 3.0).abs() < 1e-9 && !p.extrapolated,
+            "{p:?}"
+        );
+        // Other variants, dtypes, kernels and empty problems: no prediction.
+        let faer = registry::find(Op::Qr, Backend::CpuFaer, "faer").unwrap();
+        assert!(m.predict(faer, &qr(2, 8, 8)).is_none());
+        let mut f64p = qr(2, 8, 8);
+        f64p.dtype = DType::F64;
+        assert!(m.predict(small(), &f64p).is_none());
+        assert!(m.predict(small(), &qr(0, 8, 8)).is_none());
+        assert!(m.predict(small(), &qr(2, 0, 8)).is_none());
+    }
+
+    /// A missing cell: its corners' weight goes to the measured ones and the prediction
+    /// is flagged; far from any cell the nearest point is scaled.
+    #[test]
+    fn holes_in_the_grid_are_flagged() {
+        let k = "qr/cpu-small/small";
+        let m = model(vec![
+            point(k, 1, 8, 8, 1.0),
+            point(k, 64, 8, 8, 64.0),
+            point(k, 1, 64, 64, 512.0),
+        ]);
+        // The (64, 64x64) cell is missing: the other three corners, scaled, agree.
+        let p = m.predict(small(), &qr(8, 16, 16)).unwrap();
+        assert!((p.us / 64.0 - 1.0).abs() < 1e-9 && p.extrapolated, "{p:?}");
+        let p = m.predict(small(), &qr(64, 8, 8)).unwrap();
+        assert!((p.us - 64.0).abs() < 1e-9 && !p.extrapolated, "{p:?}");
+    }
+
+    #[test]
+    fn rows_of_a_changed_kernel_are_stale() {
+        let mut t = table(vec![
+            point("qr/cpu-small/small", 1, 8, 8, 1.0),
+            point("qr/cpu-faer/faer", 1, 8, 8, 2.0),
+        ]);
+        t.versions[1].1 = small().version + 1;
+        t.versions.push(("qr/cpu-small/retired".into(), 1));
+        let m = Model::new(&t, "test");
+        assert_eq!(m.stale, ["qr/cpu-faer/faer", "qr/cpu-small/retired"]);
+        let faer = registry::find(Op::Qr, Backend::CpuFaer, "faer").unwrap();
+        assert!(m.predict(faer, &qr(1, 8, 8)).is_none());
+        assert!(m.predict(small(), &qr(1, 8, 8)).is_some());
+        assert!(m.covers(Op::Qr, Backend::CpuSmall) && !m.covers(Op::Qr, Backend::CpuFaer));
+    }
+
+    #[test]
+    fn a_table_is_found_by_device_key_and_a_drifting_one_passed_over() {
+        let dir = std::env::temp_dir().join(format!("batchlin-table-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = cpu_key();
+        let mut other = table(vec![point("qr/cpu-small/small", 1, 8, 8, 1.0)]);
+        other.device = DeviceKey::Cpu {
+            model: "Another CPU".into(),
+            threads: 2,
+        };
+        std::fs::write(dir.join("a-other.toml"), other.to_text()).unwrap();
+        let mut drifting = table(vec![point("qr/cpu-small/small", 1, 8, 8, 1.0)]);
+        drifting.drift = Some(0.4);
+        std::fs::write(dir.join("b-drift.toml"), drifting.to_text()).unwrap();
+        std::fs::write(dir.join("c-broken.toml"), "schema = 1\n").unwrap();
+        std::fs::write(
+            dir.join("d-ours.toml"),
+            table(vec![point("qr/cpu-small/small", 1, 8, 8, 1.0)]).to_text(),
+        )
+        .unwrap();
+        let l = find(&key, "", Some(dir.clone()));
+        let m = l.model.expect(&l.why);
+        assert!(m.origin.ends_with("d-ours.toml"), "{}", m.origin);
+        assert!(
+            l.why.contains("drifted 40%") && l.why.contains("c-broken.toml"),
+            "{}",
+            l.why
+        );
+        // BATCHLIN_TABLE names a file (used whatever the directory holds) or turns
+        // tables off.
+        let path = dir.join("b-drift.toml");
+        let l = find(&key, path.to_str().unwrap(), Some(dir.clone()));
+        assert!(l.model.is_none() && l.why.contains("drifted"), "{}", l.why);
+        let l = find(&key, "off", Some(dir.clone()));
+        assert!(l.model.is_none() && l.why == "BATCHLIN_TABLE=off");
+        let l = find(&key, "/nonexistent/table.toml", None);
+        assert!(
+            l.model.is_none() && l.why.contains("/nonexistent"),
+            "{}",
+            l.why
+        );
+        let l = find(&other.device, "", None);
+        assert!(
+            l.model.is_none() && l.why.starts_with("no cost table for cpu"),
+            "{}",
+            l.why
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
