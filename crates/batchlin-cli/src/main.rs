@@ -4,9 +4,11 @@
 //!   the accuracy of every result against float64, print a table.
 //! - `batchlin info`: the devices found, the kernel registry and the plan each shape of
 //!   record would get.
+//! - `batchlin tune`: the CPU kernels timed on a grid of shapes into a cost table.
 
 mod check;
 mod faer_loop;
+mod tune;
 
 use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Tensor, Variant};
 use rand::rngs::StdRng;
@@ -29,6 +31,11 @@ const USAGE: &str = "usage:
   batchlin info
       the devices found, the kernels embedded, the kernel registry and the plan each
       shape of record gets
+  batchlin tune [--only qr|eigh|svd] [--budget 20m] [--out DIR] [--install]
+      time every CPU kernel on a grid of shapes (results checked first) into a cost
+      table for this machine, with the raw points and a report of its regret on shapes
+      held out of the grid (DIR: tune-<device>); --install puts the table where the
+      planner reads it (BATCHLIN_TABLE_DIR, else the cache directory's tables/)
   batchlin help | -h | --help
       this message";
 
@@ -79,12 +86,13 @@ struct Args {
     faer_loop: bool,
     kernel: Option<&'static str>,
     tile: Option<batchlin::TileConfig>,
+    tune: tune::TuneArgs,
 }
 
 /// What the command line asks for: a command to run, or the usage to print (to stdout,
 /// exit 0) because help was asked for.
 enum Parsed {
-    Run(Args),
+    Run(Box<Args>),
     Help,
 }
 
@@ -96,7 +104,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
         .ok_or_else(|| format!("a command is needed\n{USAGE}"))?;
     match cmd.as_str() {
         "-h" | "--help" | "help" => return Ok(Parsed::Help),
-        "bench" | "info" => {}
+        "bench" | "info" | "tune" => {}
         _ => return Err(format!("unknown command {cmd:?}\n{USAGE}")),
     }
     let mut a = Args {
@@ -109,6 +117,12 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
         faer_loop: false,
         kernel: None,
         tile: None,
+        tune: tune::TuneArgs {
+            only: None,
+            budget: std::time::Duration::from_secs(20 * 60),
+            out: None,
+            install: false,
+        },
     };
     while let Some(flag) = it.next() {
         let mut val = || {
@@ -145,6 +159,12 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
                 "faer-loop" => a.faer_loop = true,
                 p => return Err(format!("unknown peer {p:?}: expected faer-loop")),
             },
+            "--only" if a.cmd == "tune" => {
+                a.tune.only = Some(val()?.parse().map_err(|e: batchlin::Error| e.to_string())?)
+            }
+            "--budget" if a.cmd == "tune" => a.tune.budget = tune::parse_duration(&val()?)?,
+            "--out" if a.cmd == "tune" => a.tune.out = Some(val()?.into()),
+            "--install" if a.cmd == "tune" => a.tune.install = true,
             "-h" | "--help" => return Ok(Parsed::Help),
             _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
         }
@@ -158,7 +178,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             Some(k) => return Err(format!("--tile instantiates the tile kernel, not {k}")),
         }
     }
-    Ok(Parsed::Run(a))
+    Ok(Parsed::Run(Box::new(a)))
 }
 
 fn main() -> ExitCode {
@@ -194,6 +214,19 @@ fn main() -> ExitCode {
         }
     };
     match args.cmd.as_str() {
+        "tune" => {
+            let command = std::iter::once("batchlin".to_string())
+                .chain(std::env::args().skip(1))
+                .collect::<Vec<_>>()
+                .join(" ");
+            match tune::run(&args.tune, &command) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("batchlin tune: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         "info" => {
             info(&shapes);
             ExitCode::SUCCESS
@@ -210,7 +243,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        _ => unreachable!("parse_args accepts bench and info only"),
+        _ => unreachable!("parse_args accepts bench, info and tune only"),
     }
 }
 
@@ -544,6 +577,30 @@ mod tests {
             panic!("--shrink 16 refused")
         };
         assert_eq!(a.shrink, 16);
+    }
+
+    #[test]
+    fn tune_takes_its_own_flags_and_bench_refuses_them() {
+        let Ok(Parsed::Run(a)) = parse(&[
+            "tune",
+            "--only",
+            "qr",
+            "--budget",
+            "90s",
+            "--out",
+            "/tmp/t",
+            "--install",
+        ]) else {
+            panic!("tune's flags refused")
+        };
+        assert_eq!(a.tune.only, Some(Op::Qr));
+        assert_eq!(a.tune.budget, std::time::Duration::from_secs(90));
+        assert_eq!(a.tune.out.as_deref(), Some(std::path::Path::new("/tmp/t")));
+        assert!(a.tune.install);
+        let e = parse(&["tune", "--budget", "soon"]).err().unwrap();
+        assert!(e.contains("--budget"), "{e}");
+        let e = parse(&["bench", "--budget", "30s"]).err().unwrap();
+        assert!(e.starts_with("unknown argument \"--budget\""), "{e}");
     }
 
     #[test]

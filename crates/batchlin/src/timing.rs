@@ -24,9 +24,11 @@ pub struct Timing<T> {
     pub plan: Plan,
     /// Median milliseconds a call.
     pub ms: f64,
-    /// Fastest and slowest call, milliseconds.
+    /// Fastest and slowest call, and the quartiles, milliseconds.
     pub min_ms: f64,
     pub max_ms: f64,
+    pub p25_ms: f64,
+    pub p75_ms: f64,
     /// Calls timed.
     pub reps: usize,
     /// Which of the inputs the last call read.
@@ -46,9 +48,11 @@ fn output_shapes(p: &Problem) -> Result<Vec<(Vec<usize>, bool)>> {
         .collect())
 }
 
-fn median(mut t: Vec<f64>) -> (f64, f64, f64) {
+/// The samples' median, minimum, maximum, 25th and 75th percentiles (the nearest sample).
+fn spread(mut t: Vec<f64>) -> [f64; 5] {
     t.sort_by(|a, b| a.total_cmp(b));
-    (t[t.len() / 2], t[0], t[t.len() - 1])
+    let at = |q: f64| t[((t.len() - 1) as f64 * q).round() as usize];
+    [t[t.len() / 2], t[0], t[t.len() - 1], at(0.25), at(0.75)]
 }
 
 fn check_inputs<T>(p: &Problem, inputs: &[&[T]]) -> Result<usize> {
@@ -121,12 +125,14 @@ pub fn time_host<T: Real>(
         last = c;
         it += 1;
     }
-    let (ms, min_ms, max_ms) = median(times);
+    let [ms, min_ms, max_ms, p25_ms, p75_ms] = spread(times);
     Ok(Timing {
         plan,
         ms,
         min_ms,
         max_ms,
+        p25_ms,
+        p75_ms,
         reps,
         last_input: last,
         outputs: outs,
@@ -233,12 +239,14 @@ pub fn time_device<T: Real>(
     info_buf.download(unsafe {
         std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, p.batch * 4)
     })?;
-    let (ms, min_ms, max_ms) = median(times);
+    let [ms, min_ms, max_ms, p25_ms, p75_ms] = spread(times);
     Ok(Timing {
         plan,
         ms,
         min_ms,
         max_ms,
+        p25_ms,
+        p75_ms,
         reps,
         last_input: last,
         outputs,

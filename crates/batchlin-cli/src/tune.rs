@@ -1,0 +1,570 @@
+//! `batchlin tune`: every CPU kernel of the registry timed on a grid of shapes, each result
+//! checked first, into a cost table the planner reads (table.rs), with the raw timings and
+//! a report of the table's regret on shapes held out of the grid
+//! (docs/proposals/measured-routing.md, step 2). The main variant of each operation (QR
+//! reduced, eigh with vectors, the thin SVD); GPU kernels and the transfer model are step 3.
+
+use crate::{check, make_inputs, Shape};
+use batchlin::plan::{plan_with, Source};
+use batchlin::registry::{Kernel, Target, KERNELS};
+use batchlin::table::{kernel_key, DeviceKey, Model, Point, Table};
+use batchlin::{timing, DType, Op, Options, Place, Problem, Real, Variant};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub struct TuneArgs {
+    pub only: Option<Op>,
+    pub budget: Duration,
+    pub out: Option<PathBuf>,
+    /// Copy the table into the directory the planner reads local tables from.
+    pub install: bool,
+}
+
+/// `30s`, `20m`, `1h` or plain seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (num, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "--budget: unknown unit {unit:?} in {s:?} (s, m or h)"
+            ))
+        }
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * scale)),
+        _ => Err(format!(
+            "--budget needs a positive duration such as 30s or 20m, got {s:?}"
+        )),
+    }
+}
+
+/// Half-octaves of min(m, n) from 2 up: 2, 3, 4, 6, 8, 11, 16, 23, 32, ...
+fn half_octaves(max: usize) -> Vec<usize> {
+    (0..)
+        .map(|i| (2f64.powf(1.0 + i as f64 / 2.0)).round() as usize)
+        .take_while(|&k| k <= max)
+        .collect()
+}
+
+/// How fine a grid index is: 0 for every fourth, 1 for every other, else 2. Points are
+/// measured coarse first, so that a short budget still spans the grid.
+fn level(i: usize) -> usize {
+    if i % 4 == 0 {
+        0
+    } else if i % 2 == 0 {
+        1
+    } else {
+        2
+    }
+}
+
+/// Work units of one call (about the flops over the size): the caps keep a call under
+/// about a second on a small machine.
+fn work(op: Op, batch: usize, m: usize, n: usize) -> f64 {
+    let k = m.min(n) as f64;
+    let c = match op {
+        Op::Qr => 4.0,
+        Op::Eigh => 9.0,
+        Op::Svd => 20.0,
+    };
+    c * batch as f64 * m as f64 * n as f64 * k
+}
+
+const MAX_ELEMS: usize = 1 << 24;
+const MAX_WORK: f64 = 2e10;
+const MAX_K: usize = 1024;
+
+fn feasible(op: Op, batch: usize, m: usize, n: usize) -> bool {
+    batch * m * n <= MAX_ELEMS && work(op, batch, m, n) <= MAX_WORK
+}
+
+/// m x n from min(m, n) = k and the aspect m / n as 2^e.
+fn dims(k: usize, e: i32) -> (usize, usize) {
+    if e >= 0 {
+        (k << e, k)
+    } else {
+        (k, k << -e)
+    }
+}
+
+fn main_variant(op: Op) -> Variant {
+    match op {
+        Op::Qr => Variant::QrReduced,
+        Op::Eigh => Variant::Eigh,
+        Op::Svd => Variant::SvdThin,
+    }
+}
+
+/// The grid, coarse levels first: log2 batch 0..16 (even powers), k in half-octaves,
+/// aspects 1/32 to 32 (square only for eigh).
+fn grid(ops: &[Op]) -> Vec<(usize, Shape)> {
+    let ks = half_octaves(MAX_K);
+    let batches: Vec<usize> = (0..=8).map(|i| 1usize << (2 * i)).collect();
+    let aspects = [0, -1, 1, -3, 3, -5, 5];
+    let mut out = vec![];
+    for &op in ops {
+        for (ai, &e) in aspects.iter().enumerate() {
+            if op == Op::Eigh && e != 0 {
+                continue;
+            }
+            let al = [0, 1, 1, 2, 2, 2, 2][ai];
+            for (ki, &k) in ks.iter().enumerate() {
+                for (bi, &batch) in batches.iter().enumerate() {
+                    let (m, n) = dims(k, e);
+                    if !feasible(op, batch, m, n) {
+                        continue;
+                    }
+                    let lv = level(ki).max(level(bi)).max(al);
+                    out.push((lv, Shape { op, batch, m, n }));
+                }
+            }
+        }
+    }
+    out.sort_by_key(|(lv, s)| (*lv, s.op as u8, s.m.min(s.n), s.batch, s.m));
+    out
+}
+
+/// The CPU kernels that take `p`.
+fn kernels_for(p: &Problem) -> Vec<&'static Kernel> {
+    KERNELS
+        .iter()
+        .filter(|k| k.op == p.op() && k.backend.is_cpu() && k.supports(p, &Target::Cpu))
+        .collect()
+}
+
+/// One kernel at one shape: microseconds (median, p25, p75), or why it was left out.
+fn measure<T: Real>(
+    k: &'static Kernel,
+    s: &Shape,
+    p: &Problem,
+    inputs: &[batchlin::Tensor<T>],
+    best_us: Option<f64>,
+) -> Result<(f64, f64, f64), String> {
+    let opts = Options::with_kernel(k.backend, k.name);
+    let refs: Vec<&[T]> = inputs.iter().map(|t| t.data.as_slice()).collect();
+    let pilot = timing::time_host(p, &opts, &refs, 1).map_err(|e| e.to_string())?;
+    let o = &pilot.outputs;
+    let err = check::max_error(
+        &s.op,
+        &inputs[pilot.last_input],
+        &o[0],
+        o.get(1),
+        o.get(2),
+        2,
+    );
+    let bound = check::bound::<T>(s.op, s.m.max(s.n));
+    if !(err <= bound)
+        || pilot
+            .info
+            .iter()
+            .any(|i| i.nonfinite() || i.not_converged())
+    {
+        return Err(format!("error {err:.1e} over the bound {bound:.1e}"));
+    }
+    let us = pilot.ms * 1e3;
+    // A kernel three times slower than the best so far keeps its one sample.
+    if best_us.is_some_and(|b| us > 3.0 * b) {
+        return Ok((us, us, us));
+    }
+    let reps = ((100e3 / us.max(1.0)) as usize).clamp(3, 30);
+    let t = timing::time_host(p, &opts, &refs, reps).map_err(|e| e.to_string())?;
+    Ok((t.ms * 1e3, t.p25_ms * 1e3, t.p75_ms * 1e3))
+}
+
+/// Every CPU kernel at one shape in `dtype`: the points measured and the kernels that
+/// failed their check.
+fn shape_points(s: &Shape, dtype: DType, rng: &mut StdRng) -> (Vec<Point>, Vec<String>) {
+    fn go<T: Real>(s: &Shape, rng: &mut StdRng) -> (Vec<Point>, Vec<String>) {
+        let p = Problem::new(main_variant(s.op), T::DTYPE, s.batch, s.m, s.n);
+        let copies = if s.batch * s.m * s.n < (1 << 16) {
+            2
+        } else {
+            1
+        };
+        let inputs = make_inputs::<T>(s, copies, rng);
+        let (mut pts, mut bad) = (vec![], vec![]);
+        let mut best: Option<f64> = None;
+        for k in kernels_for(&p) {
+            match measure(k, s, &p, &inputs, best) {
+                Ok((median_us, p25_us, p75_us)) => {
+                    best = Some(best.map_or(median_us, |b| b.min(median_us)));
+                    pts.push(Point {
+                        kernel: kernel_key(k),
+                        variant: p.variant,
+                        dtype: p.dtype,
+                        batch: s.batch,
+                        m: s.m,
+                        n: s.n,
+                        median_us,
+                        p25_us,
+                        p75_us,
+                    });
+                }
+                Err(e) => bad.push(format!("{} at {p}: {e}", kernel_key(k))),
+            }
+        }
+        (pts, bad)
+    }
+    match dtype {
+        DType::F64 => go::<f64>(s, rng),
+        _ => go::<f32>(s, rng),
+    }
+}
+
+/// The fixed shape timed before and after the grid: how far the machine drifted.
+fn drift_probe() -> f64 {
+    let s = Shape {
+        op: Op::Qr,
+        batch: 256,
+        m: 32,
+        n: 32,
+    };
+    let p = Problem::new(Variant::QrReduced, DType::F32, s.batch, s.m, s.n);
+    let mut rng = StdRng::seed_from_u64(7);
+    let inputs = make_inputs::<f32>(&s, 2, &mut rng);
+    let refs: Vec<&[f32]> = inputs.iter().map(|t| t.data.as_slice()).collect();
+    timing::time_host(&p, &Options::default(), &refs, 15).map_or(f64::NAN, |t| t.ms)
+}
+
+/// A held-out shape: k, batch and aspect drawn log-uniformly off the grid.
+fn held_out(ops: &[Op], rng: &mut StdRng) -> Shape {
+    loop {
+        let op = ops[rng.random_range(0..ops.len())];
+        let k = 2f64
+            .powf(rng.random_range(1.0..(MAX_K as f64).log2()))
+            .round() as usize;
+        let batch = 2f64.powf(rng.random_range(0.0..16.0)).round() as usize;
+        let e: f64 = if op == Op::Eigh {
+            0.0
+        } else {
+            rng.random_range(-5.0..5.0)
+        };
+        let a = 2f64.powf(e);
+        let (m, n) = if a >= 1.0 {
+            ((k as f64 * a).round() as usize, k)
+        } else {
+            (k, (k as f64 / a).round() as usize)
+        };
+        if feasible(op, batch, m, n) {
+            return Shape { op, batch, m, n };
+        }
+    }
+}
+
+struct Regret {
+    shape: String,
+    table: f64,
+    rules: f64,
+    extrapolated: bool,
+}
+
+/// The table's and the rules' regret at a held-out shape: the time of the kernel each
+/// picks over the fastest measured there.
+fn regret(s: &Shape, dtype: DType, model: &Model, rng: &mut StdRng) -> Option<Regret> {
+    let (pts, _) = shape_points(s, dtype, rng);
+    let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
+    let p = Problem::new(main_variant(s.op), dtype, s.batch, s.m, s.n);
+    let time_of = |t: Option<&Model>| -> Option<(f64, bool)> {
+        let plan = plan_with(&p, &Place::Host, &Options::default(), t).ok()?;
+        let key = kernel_key(plan.kernel);
+        let us = pts.iter().find(|q| q.kernel == key)?.median_us;
+        let ext = matches!(
+            plan.source,
+            Source::Table {
+                extrapolated: true,
+                ..
+            }
+        );
+        Some((us / best, ext))
+    };
+    let (table, extrapolated) = time_of(Some(model))?;
+    let (rules, _) = time_of(None)?;
+    Some(Regret {
+        shape: format!("{} {} {}x{}x{}", s.op, dtype, s.batch, s.m, s.n),
+        table,
+        rules,
+        extrapolated,
+    })
+}
+
+fn geomean(x: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = x.fold((0.0, 0usize), |(s, n), v| (s + v.ln(), n + 1));
+    if n == 0 {
+        f64::NAN
+    } else {
+        (s / n as f64).exp()
+    }
+}
+
+pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
+    let t0 = Instant::now();
+    let ops: Vec<Op> = match a.only {
+        Some(op) => vec![op],
+        None => vec![Op::Qr, Op::Eigh, Op::Svd],
+    };
+    let key = DeviceKey::this_cpu();
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("tune-{}", key.file_stem())));
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot make {}: {e}", out.display()))?;
+    // Three quarters of the budget for the grid, the rest for the held-out check.
+    let grid_end = a.budget.mul_f64(0.75);
+    let mut rng = StdRng::seed_from_u64(1);
+    let drift0 = drift_probe();
+    let shapes = grid(&ops);
+    let (mut points, mut failed) = (vec![], vec![]);
+    let mut done = 0;
+    let progress = |done: usize, total: usize, t: Duration| {
+        let left = a.budget.saturating_sub(t).as_secs();
+        eprint!("\r[tune] {done}/{total} grid shapes, {left} s of the budget left   ");
+        let _ = std::io::stderr().flush();
+    };
+    'grid: for (_, s) in &shapes {
+        for dtype in [DType::F32, DType::F64] {
+            if t0.elapsed() >= grid_end {
+                break 'grid;
+            }
+            let (p, bad) = shape_points(s, dtype, &mut rng);
+            points.extend(p);
+            failed.extend(bad);
+        }
+        done += 1;
+        progress(done, shapes.len(), t0.elapsed());
+    }
+    let drift1 = drift_probe();
+    let drift = (drift1 / drift0 - 1.0).abs();
+    let mut versions: Vec<(String, u32)> = KERNELS
+        .iter()
+        .filter(|k| k.backend.is_cpu() && ops.contains(&k.op))
+        .map(|k| (kernel_key(k), k.version))
+        .collect();
+    versions.sort();
+    let table = Table {
+        device: key.clone(),
+        made: command.to_string(),
+        drift: drift.is_finite().then_some(drift),
+        versions,
+        points,
+    };
+    let text = table.to_text();
+    let file = out.join(format!("{}.toml", key.file_stem()));
+    std::fs::write(&file, &text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let mut csv = String::from("kernel,variant,dtype,batch,m,n,median_us,p25_us,p75_us\n");
+    for p in &table.points {
+        let _ = writeln!(
+            csv,
+            "{},{:?},{},{},{},{},{},{},{}",
+            p.kernel, p.variant, p.dtype, p.batch, p.m, p.n, p.median_us, p.p25_us, p.p75_us
+        );
+    }
+    std::fs::write(out.join("points.csv"), csv).map_err(|e| e.to_string())?;
+
+    // Held out: random shapes off the grid, each kernel timed, the table against the rules.
+    let model = Model::new(&table, &file.display().to_string());
+    let mut regrets = vec![];
+    while t0.elapsed() < a.budget && regrets.len() < 200 {
+        let s = held_out(&ops, &mut rng);
+        let dtype = if rng.random_bool(0.5) {
+            DType::F32
+        } else {
+            DType::F64
+        };
+        regrets.extend(regret(&s, dtype, &model, &mut rng));
+        progress(done, shapes.len(), t0.elapsed());
+    }
+    eprintln!();
+    let report = report(&table, &regrets, &failed, shapes.len(), done, t0.elapsed());
+    std::fs::write(out.join("report.md"), &report).map_err(|e| e.to_string())?;
+    print!("{report}");
+    println!(
+        "wrote {}, points.csv and report.md in {}",
+        file.display(),
+        out.display()
+    );
+    if a.install {
+        let dir = batchlin::table::local_dir()
+            .ok_or("no directory for local tables (set BATCHLIN_TABLE_DIR)")?;
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        let to = dir.join(file.file_name().expect("a file name"));
+        std::fs::write(&to, &text).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+        println!(
+            "installed as {} (the planner reads it from the next process on)",
+            to.display()
+        );
+    } else {
+        println!(
+            "to route by it: batchlin tune --install, or BATCHLIN_TABLE={}",
+            file.display()
+        );
+    }
+    Ok(())
+}
+
+fn report(
+    t: &Table,
+    regrets: &[Regret],
+    failed: &[String],
+    grid: usize,
+    done: usize,
+    took: Duration,
+) -> String {
+    let mut r = String::new();
+    let _ = writeln!(r, "# batchlin tune: {}\n", t.device);
+    let _ = writeln!(r, "Command: `{}`; {:.0} s.\n", t.made, took.as_secs_f64());
+    let _ = writeln!(
+        r,
+        "- Grid: {done} of {grid} shapes measured (coarse levels first), {} points.",
+        t.points.len()
+    );
+    let drift = t
+        .drift
+        .map_or("not measured".into(), |d| format!("{:.1}%", d * 100.0));
+    let _ = writeln!(
+        r,
+        "- Drift probe (QR 256x32x32 float32), start to end: {drift}."
+    );
+    let _ = writeln!(
+        r,
+        "- Kernels failing their check (left out): {}.",
+        failed.len()
+    );
+    for f in failed.iter().take(20) {
+        let _ = writeln!(r, "  - {f}");
+    }
+    let wins = |kernel: &str| {
+        let mut by_shape: std::collections::BTreeMap<(String, usize, usize, usize), (f64, &str)> =
+            Default::default();
+        for p in &t.points {
+            let e = by_shape
+                .entry((format!("{:?}{}", p.variant, p.dtype), p.batch, p.m, p.n))
+                .or_insert((f64::INFINITY, ""));
+            if p.median_us < e.0 {
+                *e = (p.median_us, &p.kernel);
+            }
+        }
+        by_shape.values().filter(|(_, k)| *k == kernel).count()
+    };
+    let _ = writeln!(r, "\n| kernel | version | shapes won |\n|---|---|---|");
+    for (k, v) in &t.versions {
+        let _ = writeln!(r, "| {k} | {v} | {} |", wins(k));
+    }
+    let _ = writeln!(
+        r,
+        "\n## Held out: {} random shapes off the grid\n\nRegret: the time of the kernel \
+         chosen over the fastest measured at that shape.\n",
+        regrets.len()
+    );
+    if !regrets.is_empty() {
+        let stat = |f: fn(&Regret) -> f64| {
+            let g = geomean(regrets.iter().map(f));
+            let w = regrets.iter().map(f).fold(1.0, f64::max);
+            format!("{g:.3} | {w:.2}")
+        };
+        let _ = writeln!(r, "| routing | geometric mean | worst |\n|---|---|---|");
+        let _ = writeln!(r, "| this table | {} |", stat(|x| x.table));
+        let _ = writeln!(r, "| the rules | {} |", stat(|x| x.rules));
+        let ext = regrets.iter().filter(|x| x.extrapolated).count();
+        let _ = writeln!(
+            r,
+            "\n{ext} of them predicted by extrapolation. The worst for the table:\n"
+        );
+        let mut worst: Vec<&Regret> = regrets.iter().collect();
+        worst.sort_by(|a, b| b.table.total_cmp(&a.table));
+        for w in worst.iter().take(5) {
+            let _ = writeln!(
+                r,
+                "- {}: table {:.2}, rules {:.2}",
+                w.shape, w.table, w.rules
+            );
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_and_bad_ones_are_refused() {
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("20m").unwrap(), Duration::from_secs(1200));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("2.5").unwrap(), Duration::from_millis(2500));
+        for bad in ["", "0s", "-3m", "10x", "m", "nan"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_grid_spans_the_axes_coarse_first_within_its_caps() {
+        let g = grid(&[Op::Qr, Op::Eigh]);
+        assert!(g.windows(2).all(|w| w[0].0 <= w[1].0), "levels in order");
+        assert!(g.iter().all(|(_, s)| feasible(s.op, s.batch, s.m, s.n)));
+        assert!(g.iter().all(|(_, s)| s.op != Op::Eigh || s.m == s.n));
+        let coarse: Vec<&Shape> = g.iter().filter(|(l, _)| *l == 0).map(|(_, s)| s).collect();
+        for k in [2, 8, 32, 128, 512] {
+            assert!(
+                coarse.iter().any(|s| s.m == k && s.n == k),
+                "k = {k} at level 0"
+            );
+        }
+        assert!(g.iter().any(|(_, s)| s.m == 32 * s.n), "tall 32:1");
+        assert!(g.iter().any(|(_, s)| s.n == 32 * s.m), "wide 1:32");
+        assert!(g.iter().any(|(_, s)| s.batch == 1 << 16));
+        assert_eq!(half_octaves(16), vec![2, 3, 4, 6, 8, 11, 16]);
+    }
+
+    /// A few seconds of tuning: the table written reads back, covers both CPU QR kernels,
+    /// and the planner routes a measured shape by it.
+    #[test]
+    fn a_short_tune_writes_a_table_the_planner_routes_by() {
+        let out = std::env::temp_dir().join(format!("batchlin-tune-test-{}", std::process::id()));
+        let args = TuneArgs {
+            only: Some(Op::Qr),
+            budget: Duration::from_secs(4),
+            out: Some(out.clone()),
+            install: false,
+        };
+        run(&args, "batchlin tune (test)").unwrap();
+        let file = out.join(format!("{}.toml", DeviceKey::this_cpu().file_stem()));
+        let table = Table::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert!(!table.points.is_empty());
+        assert!(table
+            .points
+            .iter()
+            .all(|p| p.median_us > 0.0 && p.p25_us <= p.p75_us));
+        let csv = std::fs::read_to_string(out.join("points.csv")).unwrap();
+        assert_eq!(csv.lines().count(), table.points.len() + 1);
+        assert!(std::fs::read_to_string(out.join("report.md"))
+            .unwrap()
+            .contains("Held out"));
+        let model = Model::new(&table, "test");
+        for b in [batchlin::Backend::CpuSmall, batchlin::Backend::CpuFaer] {
+            assert!(model.covers(Op::Qr, b), "{b}");
+        }
+        // The grid's first shape, measured by both kernels in both types.
+        let first = &table.points[0];
+        let p = Problem::new(
+            Variant::QrReduced,
+            first.dtype,
+            first.batch,
+            first.m,
+            first.n,
+        );
+        let plan = plan_with(&p, &Place::Host, &Options::default(), Some(&model)).unwrap();
+        assert!(matches!(plan.source, Source::Table { .. }), "{plan}");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
