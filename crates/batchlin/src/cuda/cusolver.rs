@@ -212,7 +212,7 @@ pub(crate) fn supports_svd(p: &Problem) -> bool {
 /// matrix (`bidiag`) runs on a few of the GPU's SMs for long. `bidiag`'s time is flat in
 /// the batch up to about a matrix an SM, cuSOLVER's grows with it, and the ratio of their
 /// one-matrix times grows about as q^2 (float32 on the H200, ms, bidiag against cusolver a
-/// matrix: 128: 7.6 / 4.9, 256: 34 / 5.2, 512: 241 / 12-25;
+/// matrix: 128: 7.6 / 4.9, 256: 34 / 5.2, 512: 241 / 12-25, 1024: 1669 / 29;
 /// docs/results/h200/2026-12-04-svd-bidiag): up to q^2 / 16384 matrices (1 of 128, 4 of
 /// 256, 16 of 512, 64 of 1024).
 pub(crate) fn prefer_svd(p: &Problem) -> bool {
