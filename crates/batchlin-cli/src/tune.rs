@@ -12,7 +12,7 @@ use batchlin::{timing, DType, Op, Options, Place, Problem, Real, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -325,10 +325,14 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let shapes = grid(&ops);
     let (mut points, mut failed) = (vec![], vec![]);
     let mut done = 0;
+    // A progress line on a terminal; a log gets the report alone.
+    let tty = std::io::stderr().is_terminal();
     let progress = |done: usize, total: usize, t: Duration| {
-        let left = a.budget.saturating_sub(t).as_secs();
-        eprint!("\r[tune] {done}/{total} grid shapes, {left} s of the budget left   ");
-        let _ = std::io::stderr().flush();
+        if tty {
+            let left = a.budget.saturating_sub(t).as_secs();
+            eprint!("\r[tune] {done}/{total} grid shapes, {left} s of the budget left   ");
+            let _ = std::io::stderr().flush();
+        }
     };
     'grid: for (_, s) in &shapes {
         for dtype in [DType::F32, DType::F64] {
@@ -383,7 +387,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         regrets.extend(regret(&s, dtype, &model, &mut rng));
         progress(done, shapes.len(), t0.elapsed());
     }
-    eprintln!();
+    if tty {
+        eprintln!();
+    }
     let report = report(&table, &regrets, &failed, shapes.len(), done, t0.elapsed());
     std::fs::write(out.join("report.md"), &report).map_err(|e| e.to_string())?;
     print!("{report}");
