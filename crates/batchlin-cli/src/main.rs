@@ -10,7 +10,7 @@ mod check;
 mod faer_loop;
 mod tune;
 
-use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Tensor, Variant};
+use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Tensor};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
@@ -420,12 +420,7 @@ fn time_batchlin<T: Real>(
     opts: &Options,
     inputs: &[Tensor<T>],
 ) -> batchlin::Result<Timed<T>> {
-    let variant = match s.op {
-        Op::Qr => Variant::QrReduced,
-        Op::Eigh => Variant::Eigh,
-        Op::Svd => Variant::SvdThin,
-    };
-    let p = Problem::new(variant, T::DTYPE, s.batch, s.m, s.n);
+    let p = Problem::new(s.op.main_variant(), T::DTYPE, s.batch, s.m, s.n);
     let refs: Vec<&[T]> = inputs.iter().map(|t| &t.data[..]).collect();
     let on_gpu = matches!(opts.backend, Backend::Auto | Backend::Cuda)
         && batchlin::plan(&p, &GPU0, opts).is_ok();

@@ -97,14 +97,6 @@ fn dims(k: usize, e: i32) -> (usize, usize) {
     }
 }
 
-fn main_variant(op: Op) -> Variant {
-    match op {
-        Op::Qr => Variant::QrReduced,
-        Op::Eigh => Variant::Eigh,
-        Op::Svd => Variant::SvdThin,
-    }
-}
-
 /// The grid, coarse levels first: log2 batch 0..16 (even powers), k in half-octaves,
 /// aspects 1/32 to 32 (square only for eigh).
 fn grid(ops: &[Op]) -> Vec<(usize, Shape)> {
@@ -185,7 +177,7 @@ fn measure<T: Real>(
 /// failed their check.
 fn shape_points(s: &Shape, dtype: DType, rng: &mut StdRng) -> (Vec<Point>, Vec<String>) {
     fn go<T: Real>(s: &Shape, rng: &mut StdRng) -> (Vec<Point>, Vec<String>) {
-        let p = Problem::new(main_variant(s.op), T::DTYPE, s.batch, s.m, s.n);
+        let p = Problem::new(s.op.main_variant(), T::DTYPE, s.batch, s.m, s.n);
         let copies = if s.batch * s.m * s.n < (1 << 16) {
             2
         } else {
@@ -273,7 +265,7 @@ struct Regret {
 fn regret(s: &Shape, dtype: DType, model: &Model, rng: &mut StdRng) -> Option<Regret> {
     let (pts, _) = shape_points(s, dtype, rng);
     let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
-    let p = Problem::new(main_variant(s.op), dtype, s.batch, s.m, s.n);
+    let p = Problem::new(s.op.main_variant(), dtype, s.batch, s.m, s.n);
     let time_of = |t: Option<&Model>| -> Option<(f64, bool)> {
         let plan = plan_with(&p, &Place::Host, &Options::default(), t).ok()?;
         let key = kernel_key(plan.kernel);

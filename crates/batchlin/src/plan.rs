@@ -505,11 +505,7 @@ pub fn plan_for(
     n: usize,
     place: &Place,
 ) -> Result<Plan> {
-    let variant = match op {
-        Op::Qr => Variant::QrReduced,
-        Op::Eigh => Variant::Eigh,
-        Op::Svd => Variant::SvdThin,
-    };
+    let variant = op.main_variant();
     if !matches!(dtype, DType::F32 | DType::F64) {
         return Err(Error::DType(format!(
             "batchlin computes in float32 and float64, not {}",

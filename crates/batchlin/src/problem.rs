@@ -27,6 +27,16 @@ impl Op {
             Op::Svd => "svd",
         }
     }
+
+    /// The variant a bench, a tune or `plan_for` means by the operation: QR reduced, eigh
+    /// with vectors, the thin SVD.
+    pub fn main_variant(self) -> Variant {
+        match self {
+            Op::Qr => Variant::QrReduced,
+            Op::Eigh => Variant::Eigh,
+            Op::Svd => Variant::SvdThin,
+        }
+    }
 }
 
 impl FromStr for Op {
