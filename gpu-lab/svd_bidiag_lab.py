@@ -1,9 +1,11 @@
 """Variants of the `bidiag` SVD kernel (kernels/svd.cu) timed side by side through CuPy's
-NVRTC, no library build: the register cap (__launch_bounds__'s minimum blocks), how far
-the rotation loads run ahead, where the work lives, one division a rotation. Each
-variant is the library's source with a textual change; its registers, spills, time
-(CUDA events, median of 5) and errors (||A - U S V^T|| / ||A||, ||U^T U - I||,
-||V^T V - I||, in float64) on Gaussian batches.
+NVRTC, no library build. Each variant is the library's source with a textual change; its
+registers, spills, time (CUDA events, median of 5) and errors (||A - U S V^T|| / ||A||,
+||U^T U - I||, ||V^T V - I||, in float64) on Gaussian batches. `stop1`..`stop3` end the
+kernel after the bidiagonalisation, after forming Q and P, and after the fast path's
+vectors (before the products): where the time goes. Earlier variants (register cap,
+rotation loads ahead, one division a rotation) and what they found:
+docs/results/h200/2026-12-04-svd-bidiag.
 
     python3 gpu-lab/svd_bidiag_lab.py          # on the GPU machine (CuPy)
 """
@@ -28,26 +30,22 @@ extern "C" __global__ void __launch_bounds__(512, MINB) lab(const T* a, T* u, T*
 }
 """
 
-ROT_OLD = """    if (r != T(0)) {
-        c = f / r;
-        s = h / r;
-    }"""
-ROT_ONE_DIV = """    if (r != T(0)) {
-        const T inv = T(1) / r;
-        c = f * inv;
-        s = h * inv;
-    }"""
+STOPS = [
+    "    T* vneg = taup;  // free once V is formed\n",
+    "    if (tid == 0) {\n        for (int i = q - 1; i >= 1; --i) e[i] = e[i - 1];",
+    "        BL_SVD_PATH_HOOK(X != nullptr);\n",
+]
 
 
-def build(minb=1, ahead=8, one_div=False, dtype="float"):
+def build(minb=2, stop=0, dtype="float"):
     src = SVD
-    if ahead != 8:
-        src = src.replace("T y[8], cc[8], ss[8];", f"T y[{ahead}], cc[{ahead}], ss[{ahead}];")
-        src = src.replace("j0 += 8)", f"j0 += {ahead})").replace("u < 8; ++u)", f"u < {ahead}; ++u)")
-    if one_div:
-        assert ROT_OLD in src
-        src = src.replace(ROT_OLD, ROT_ONE_DIV)
-    code = "#define BL_NO_DEFAULT_INST\n" + COMMON + "\n" + src + f"\n#define MINB {minb}\n#define T {dtype}\n" + LAB
+    if stop:
+        at = STOPS[stop - 1]
+        assert at in src, at
+        cut = "    if (STOP) return;\n"
+        src = src.replace(at, at + cut) if stop != 2 else src.replace(at, cut + at)
+    code = (f"#define BL_NO_DEFAULT_INST\n#define STOP {stop}\n" + COMMON + "\n" + src
+            + f"\n#define MINB {minb}\n#define T {dtype}\n" + LAB)
     return cp.RawKernel(code, "lab", options=("--std=c++17",))
 
 
@@ -59,7 +57,7 @@ def threads(p, q, vec):
 def run(fn, a, vec, place, es=4):
     b, p, q = a.shape
     ld, ldv = p | 1, q | 1
-    small = (16 * q + 2 * p + 32) * es + (q + 18) * 4
+    small = (16 * q + 2 * p + 32) * es + (q + 21) * 4
     abytes, vbytes = ld * q * es, (ldv * q * es if vec else 0)
     if place == 0:
         smem, welems = small + abytes + vbytes, 0
@@ -67,6 +65,7 @@ def run(fn, a, vec, place, es=4):
         smem, welems = small + abytes, ldv * q
     else:
         smem, welems = small, ld * q + (ldv * q if vec else 0)
+    welems += 5 * q * q if vec else 0  # the fast path's scratch (cuda/svd.rs)
     fn.max_dynamic_shared_size_bytes = smem
     dt = a.dtype
     u = cp.empty((b, p, q), dt) if vec else np.uint64(0)
@@ -97,30 +96,20 @@ def run(fn, a, vec, place, es=4):
 
 def main():
     rng = np.random.default_rng(0)
-    shapes = [(4096, 33, 33), (1024, 64, 64), (1024, 128, 128), (256, 256, 256), (32, 512, 512)]
+    shapes = [(4096, 33, 33), (1024, 64, 64), (1024, 128, 128), (256, 256, 256)]
     data = {sh: cp.asarray(rng.standard_normal(sh, dtype=np.float32)) for sh in shapes}
-    variants = [("base", {}), ("minb2", dict(minb=2)), ("minb3", dict(minb=3)), ("ahead4", dict(ahead=4)),
-                ("ahead1", dict(ahead=1)), ("minb2-ahead4", dict(minb=2, ahead=4)),
-                ("one-div", dict(one_div=True)), ("minb2-one-div", dict(minb=2, one_div=True))]
-    for name, kw in variants:
+    for name, kw in [("full", {}), ("stop1", dict(stop=1)), ("stop2", dict(stop=2)), ("stop3", dict(stop=3))]:
         fn = build(**kw)
         print(f"== {name}: {fn.num_regs} registers, {fn.local_size_bytes} B local", flush=True)
         for sh in shapes:
-            if sh[1] == 512 and "div" not in name and name != "base":
-                continue
-            for place in (0, 1, 2):
-                b, p, q = sh
-                es = 4
-                small = (16 * q + 2 * p + 32) * es + (q + 18) * 4
-                need = small + ((p | 1) * q + (q | 1) * q) * es if place == 0 else small + (p | 1) * q * es if place == 1 else small
-                if need > 232448:
-                    continue
-                ms, err = run(fn, data[sh], True, place)
-                print(f"  {b}x{p}x{q} place {place}: {ms:.3f} ms  {err}", flush=True)
-        if name == "base":
-            for sh in shapes[:4]:
-                ms, _ = run(fn, data[sh], False, 1 if sh[1] <= 128 else 2)
-                print(f"  values {sh[0]}x{sh[1]}x{sh[2]}: {ms:.3f} ms", flush=True)
+            b, p, q = sh
+            # The library's place (cuda/svd.rs bidiag_shape): both in shared memory where
+            # three blocks fit, V apart where A fits, else both apart.
+            es, small = 4, (16 * q + 2 * p + 32) * 4 + (q + 21) * 4
+            a_b, v_b = (p | 1) * q * es, (q | 1) * q * es
+            place = 0 if small + a_b + v_b <= 232448 and 3 * (small + a_b + v_b) <= 232448 else 1 if small + a_b <= 232448 else 2
+            ms, err = run(fn, data[sh], True, place)
+            print(f"  {b}x{p}x{q} place {place}: {ms:.3f} ms  {err if not kw else ''}", flush=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ std::barrier<>* g_bar;
 thread_local int g_lane;
 unsigned long long g_slots[32];
 alignas(16) unsigned char bl_smem[1 << 20];
+// Matrices by path: [0] the QR iteration, [1] the fast path (thread 0 counts).
+std::atomic<int> g_paths[2];
+#define BL_SVD_PATH_HOOK(fast) \
+    if (threadIdx.x == 0) g_paths[(fast) ? 1 : 0]++;
 #define BL_NO_DEFAULT_INST
 #include "common_host.cu"
 #include "svd.cu"  // its `extern __shared__` bl_smem is the buffer above
@@ -39,8 +43,11 @@ template <typename T> int svd(const T* a, int m, int n, int full, T* u, T* s, T*
     }
     g.info = info; g.p = p; g.q = q; g.xcols = q; g.sign_from_v = wide; g.nmat = 1;
     g.ldu = p | 1; g.ldv = q | 1; g.place = 0;
+    std::vector<T> work(5 * (size_t)q * q + 1);  // the fast path's scratch (cuda/svd.rs)
+    g.work = work.data(); g.work_bs = (long long)work.size();
     run_one<T>(g);
     return 0;
 }
 extern "C" int svd_f32(const float* a, int m, int n, int full, float* u, float* s, float* vh, unsigned* info) { return svd(a, m, n, full, u, s, vh, info); }
 extern "C" int svd_f64(const double* a, int m, int n, int full, double* u, double* s, double* vh, unsigned* info) { return svd(a, m, n, full, u, s, vh, info); }
+extern "C" void path_counts(int* out) { out[0] = g_paths[0]; out[1] = g_paths[1]; }

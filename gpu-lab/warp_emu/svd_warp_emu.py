@@ -65,6 +65,8 @@ def check(name, a, dt):
         if iv & 0xffff != info & 0xffff: bad.append(f"values info {iv:#x} vs {info:#x}")
         for e, v in errs.items(): worst[e] = max(worst.get(e, 0), v)
         tag = f"{np.dtype(dt).name} {name} {m}x{n} full={full} sweeps={info >> 16} rd={(info >> 2) & 1}"
+        if BIDIAG:
+            pc = (ctypes.c_int * 2)(); lib.path_counts(pc); tag += f" paths={pc[0]}/{pc[1]}"
         print(tag, "FAIL " + " ".join(bad) if bad else "ok")
 for dt in [np.float64 if sys.argv[1:2] == ["f64"] else np.float32]:
     rows = 64 if dt == np.float32 or BIDIAG else 32
@@ -92,4 +94,13 @@ for dt in [np.float64 if sys.argv[1:2] == ["f64"] else np.float32]:
         check("rank3", r3, dt); check("rank3", r3.T.copy(), dt)
         c = np.linalg.qr(rng.standard_normal((64, 64)))[0]
         check("clustered", c @ np.diag(1 + 1e-6 * rng.standard_normal(64)) @ c.T, dt)
+        # Pairs 1e-3, 1e-5, 1e-7 apart or equal (tests/svd.rs `close_pairs`).
+        sv = [1.0]
+        for k in range(1, 48):
+            sv.append(sv[-1] - ([1e-3, 1e-5, 1e-7, 0.0][(k // 2) % 4] if k % 2 else 0.5 / 48))
+        x, y = (np.linalg.qr(rng.standard_normal((r, 48)))[0] for r in (60, 48))
+        check("close pairs", (x * sv) @ y.T, dt); check("close pairs", y @ (x * sv).T, dt)
 print({k: f"{v:.1e}" for k, v in worst.items()})
+if BIDIAG:
+    pc = (ctypes.c_int * 2)(); lib.path_counts(pc)
+    print(f"bidiag paths: {pc[0]} QR iteration, {pc[1]} fast (vectors by twisted factorisations)")

@@ -172,9 +172,9 @@ fn threads(p: usize, q: usize) -> usize {
 
 /// Bytes of the `bidiag` kernel's small vectors (always in shared memory): d, e, the two
 /// reflector scalars, two vectors of p, two slots of 6q rotations and a reduction buffer,
-/// then the permutation and the messages as ints.
+/// then the permutation and the messages and flags as ints.
 fn bidiag_small_bytes(p: usize, q: usize, es: usize) -> usize {
-    (16 * q + 2 * p + 32) * es + (q + 18) * 4
+    (16 * q + 2 * p + 32) * es + (q + 21) * 4
 }
 
 /// The `bidiag` kernel's threads: a warp for the QR iteration's chain and a row of U or V
@@ -285,6 +285,9 @@ fn bidiag_shape<T: Real>(
         1 => (small + a_bytes, ldv * q),
         _ => (small, ldu * q + if vectors { ldv * q } else { 0 }),
     };
+    // The vectors' fast path (kernels/svd.cu `bl_gk_fast_vectors`): two 2q x q buffers of
+    // eigenvectors of the Golub-Kahan tridiagonal and their q x q Gram matrix, after A and V.
+    let work_elems = work_elems + if vectors { 5 * q * q } else { 0 };
     if smem > dev.smem_optin {
         return Err(Error::Argument(format!(
             "the CUDA bidiag SVD kernel needs {smem} bytes of shared memory for {}x{}",

@@ -701,9 +701,14 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
 // descending (a stable rank sort), the sign convention, the scaling undone. Thin factors
 // or values (full ones only where p = q). Work in T: the method is backward stable, its
 // error grows with n, not with the rotations' count as Jacobi's does.
+// Before the QR iteration, the fast path (`bl_gk_fast_vectors`): the values by bisection
+// and the vectors by twisted factorisations of the Golub-Kahan tridiagonal, a thread a
+// value, U = Q u and V = P v as products; no serial chain. Where it cannot vouch for its
+// vectors (values that coincide: identity, ones, clusters; B diagonal) the QR iteration
+// takes the matrix.
 // Values alone skip U, V and the QR iteration: bisection on the Golub-Kahan tridiagonal.
-// info: as bl_svd_jacobi's, bits 16.. the QR iterations (values alone: the most bisection
-// steps of a value).
+// info: as bl_svd_jacobi's, bits 16.. the QR iterations (values alone and the fast path:
+// the most bisection steps of a value).
 
 // w[i] = scale * sum_{e in [e0, e1)} v[e] X[i*is + e*es] for i in [i0, i1): a group of
 // lanes (a power of two) an item, as many groups as the block holds.
@@ -911,6 +916,238 @@ template <typename T> __device__ void bl_gk_next(BlGk<T>& st, T* d, T* rv1, int 
     mg[5] = st.left == 0;
 }
 
+// The off-diagonal entry i of the Golub-Kahan tridiagonal of B (d, e with e[i] coupling
+// d[i-1] and d[i]): d0, e1, d1, e2, .., d_{q-1}. Its eigenvalues are +-sigma.
+template <typename T> __device__ __forceinline__ T bl_gk_off(const T* d, const T* e, int i) {
+    return (i & 1) ? e[(i >> 1) + 1] : d[i >> 1];
+}
+
+// The pivot guard of the Sturm recurrences: tiny times the largest squared entry (at least 1).
+template <typename T> __device__ __forceinline__ T bl_gk_pivmin(T bmax2) {
+    return BlT<T>::tiny() * (bmax2 > T(1) ? bmax2 : T(1));
+}
+
+// The singular values of B ascending into sig[0..q) by bisection on Sturm counts of its
+// Golub-Kahan tridiagonal, a thread a value (no serial chain; as eigh.cu's eigenvalues
+// alone): below x > 0 lie q + #(sigma < x) of its eigenvalues. b2 (2q elements) gets the
+// off-diagonal entries squared; msg[0] the most steps of a value. `rel`: to relative
+// accuracy (the vectors' shifts need it: a value accurate only to eps ||B|| leaves the
+// small ones' vectors undetermined), else to eps ||B|| as well. Returns whether B is
+// diagonal (then sig = |d| exactly: bisection would stop within pivmin of a zero), the
+// same in every thread. Ends with a barrier.
+template <typename T>
+__device__ bool bl_gk_bisect(const T* d, const T* e, int q, T* b2, T* sig, int* msg, bool rel) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    for (int k = tid; k < 2 * q - 1; k += nt) {
+        const T x = bl_gk_off(d, e, k);
+        b2[k] = x * x;
+    }
+    if (tid == 0) msg[0] = 0;
+    __syncthreads();
+    // Gershgorin's bound, the largest entry, and whether B is diagonal.
+    T hi = T(0), prev = T(0), bmax2 = T(0), emax2 = T(0);
+    for (int k = 0; k < 2 * q - 1; ++k) {
+        const T a = BlT<T>::abs_(bl_gk_off(d, e, k));
+        hi = prev + a > hi ? prev + a : hi;
+        prev = a;
+        bmax2 = b2[k] > bmax2 ? b2[k] : bmax2;
+        if (k & 1) emax2 = b2[k] > emax2 ? b2[k] : emax2;
+    }
+    const T eps = BlT<T>::eps(), span = hi;
+    const T pivmin = bl_gk_pivmin(bmax2);
+    const T atol = rel ? T(4) * pivmin : eps * span;
+    hi += T(4) * eps * span + T(2) * pivmin;
+    int steps = 0;
+    for (int k = tid; k < q; k += nt) {
+        if (emax2 == T(0)) {
+            sig[k] = BlT<T>::abs_(d[k]);
+            continue;
+        }
+        T x0 = T(0), x1 = hi;  // sigma_k, the k-th smallest, lies in [x0, x1)
+        int st_k = 0;
+        while (st_k < 256) {
+            const T mid = T(0.5) * (x0 + x1);
+            if (x1 - x0 <= T(2) * eps * x1 + atol || !(mid > x0 && mid < x1)) break;
+            int cnt = 0;
+            T t = -mid;
+            for (int i = 0;; ++i) {
+                if (BlT<T>::abs_(t) < pivmin) t = -pivmin;
+                cnt += t < T(0);
+                if (i == 2 * q - 1) break;
+                t = -mid - bl_fdiv(b2[i], t);
+            }
+            if (cnt > q + k) x1 = mid;
+            else x0 = mid;
+            ++st_k;
+        }
+        sig[k] = T(0.5) * (x0 + x1);
+        steps = st_k > steps ? st_k : steps;
+    }
+    atomicMax(msg, steps);
+    __syncthreads();
+    return emax2 == T(0);
+}
+
+// The vectors without the QR iteration's serial chain (bidiag's fast path), a thread a
+// value: each eigenvector of the Golub-Kahan tridiagonal T at +sigma_k by a twisted
+// factorisation of T - sigma I (its LDL^T from above and from below, twisted where their
+// sum is smallest: one inverse-iteration step from the best unit vector), shifted again by
+// the Rayleigh quotient's correction and solved once more; then the vectors of values
+// closer than BL_GK_WINDOW ||B|| made orthonormal by first-order symmetric
+// (Lowdin) steps X <- X (I - E/2), E = X^T X - I over those pairs, until E is at rounding
+// level. The eigenvector is (v0, u0, v1, u1, ..) / sqrt 2: B's right and left singular
+// vectors are its even and odd entries, each renormalised (a small value's vector mixes
+// with its partner -sigma's (v, -u), which only rescales the two halves).
+// A NumPy model (gpu-lab/svd_gk_twisted_model.py) of this in float32 is within 1.6e-6 of
+// ||A|| (reconstruction, orthogonality) on Gaussian, graded, rank-3 and conditioned 1e3
+// matrices at 64-256; without the correction step or with a window of 1e-3 it came within
+// 1.6e-5 at 256, too near the 2e-5 floor.
+#define BL_GK_WINDOW 1e-2
+// The emulator's count of matrices by path (gpu-lab/warp_emu); nothing on the GPU.
+#ifndef BL_SVD_PATH_HOOK
+#define BL_SVD_PATH_HOOK(fast)
+#endif
+
+// x[0..2q) (stride xs) = the twisted-factorisation vector of T - s I (unnormalised, its
+// entry r = 1); returns its squared norm, and in gam the twist's pivot gamma_r (the
+// Rayleigh correction is gam / norm^2). x holds the lower factor's pivots on the way.
+template <typename T>
+__device__ T bl_gk_twist(const T* d, const T* e, const T* b2, int q, T s, T pivmin, T* x, int xs, T& gam) {
+    const int n2 = 2 * q;
+    auto guard = [&](T t) { return BlT<T>::abs_(t) < pivmin ? -pivmin : t; };
+    // From below: dm_i = -s - b_i^2 / dm_{i+1}.
+    T t = guard(-s);
+    x[(bl_i64)(n2 - 1) * xs] = t;
+    for (int i = n2 - 2; i >= 0; --i) {
+        t = guard(-s - bl_fdiv(b2[i], t));
+        x[(bl_i64)i * xs] = t;
+    }
+    // From above: dp_i = -s - b_{i-1}^2 / dp_{i-1}; the twist where |dp + dm + s| is least.
+    t = guard(-s);
+    T best = t + x[0] + s;
+    int r = 0;
+    for (int i = 1; i < n2; ++i) {
+        t = guard(-s - bl_fdiv(b2[i - 1], t));
+        const T gi = t + x[(bl_i64)i * xs] + s;
+        if (BlT<T>::abs_(gi) < BlT<T>::abs_(best)) {
+            best = gi;
+            r = i;
+        }
+    }
+    gam = best;
+    // dp again above the twist, over dm there.
+    t = guard(-s);
+    for (int i = 0; i < r; ++i) {
+        x[(bl_i64)i * xs] = t;
+        t = guard(-s - bl_fdiv(b2[i], t));
+    }
+    // The vector: z_r = 1, z_i = -(b_i / dp_i) z_{i+1} above, -(b_{i-1} / dm_i) z_{i-1} below.
+    T z = T(1), nrm = T(1);
+    for (int i = r - 1; i >= 0; --i) {
+        z = -bl_fdiv(bl_gk_off(d, e, i), x[(bl_i64)i * xs]) * z;
+        x[(bl_i64)i * xs] = z;
+        nrm += z * z;
+    }
+    x[(bl_i64)r * xs] = T(1);
+    z = T(1);
+    for (int i = r + 1; i < n2; ++i) {
+        z = -bl_fdiv(bl_gk_off(d, e, i - 1), x[(bl_i64)i * xs]) * z;
+        x[(bl_i64)i * xs] = z;
+        nrm += z * z;
+    }
+    return nrm;
+}
+
+// Sets the block's rejection flag (the fast path then hands the matrix to the QR iteration).
+__device__ __forceinline__ void bl_gk_reject(int* flag) { atomicMax(flag, 1); }
+
+// The fast path's vectors of B (d, e; values sig ascending from bl_gk_bisect with rel):
+// on return true, the eigenvector of value k in column k of the returned buffer (X0 or X1,
+// entry i at [i q + k]), and nu[k], nv[k] the inverse norms of its odd (u) and even (v)
+// halves. False (the same in every thread) where it cannot vouch for them: a vector that
+// overflowed, values so close that their vectors coincide (E beyond 1/4, or not at
+// rounding level after three steps), a half that vanished. Scratch: X0, X1 (2q x q each),
+// Ex (q x q). fl[0]: the flag; fl[1], fl[2]: E's largest entry (float bits); apart from
+// the QR iteration's messages, which a thread that read the flag may already be writing.
+template <typename T>
+__device__ T* bl_gk_fast_vectors(const T* d, const T* e, int q, const T* b2, const T* sig, T* X0, T* X1, T* Ex,
+                                 T* nu, T* nv, int* fl) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    T bmax2 = T(0);
+    for (int i = 0; i < 2 * q - 1; ++i) bmax2 = b2[i] > bmax2 ? b2[i] : bmax2;
+    const T pivmin = bl_gk_pivmin(bmax2), eps = BlT<T>::eps();
+    if (tid == 0) fl[0] = 0;
+    __syncthreads();
+    for (int k = tid; k < q; k += nt) {
+        T s = sig[k], gam;
+        T n2 = bl_gk_twist(d, e, b2, q, s, pivmin, X0 + k, q, gam);
+        s += gam / n2;
+        n2 = bl_gk_twist(d, e, b2, q, s, pivmin, X0 + k, q, gam);
+        if (!(n2 < BlT<T>::huge())) {
+            bl_gk_reject(fl);
+            continue;
+        }
+        const T inv = T(1) / BlT<T>::sqrt_(n2);
+        for (int i = 0; i < 2 * q; ++i) X0[(bl_i64)i * q + k] *= inv;
+    }
+    const T win = T(BL_GK_WINDOW) * sig[q - 1];
+    T* X = X0;
+    T* Y = X1;
+    if (tid == 0) fl[1] = 0;
+    for (int it = 0;; ++it) {
+        int* slot = fl + 1 + (it & 1);  // two slots: one is read while the next is cleared
+        __syncthreads();
+        if (fl[0]) return nullptr;
+        // E over the window: thread c the pairs (c, b > c).
+        float emax = 0.0f;
+        for (int c = tid; c < q; c += nt)
+            for (int b = c + 1; b < q && sig[b] - sig[c] <= win; ++b) {
+                T dot = T(0);
+                for (int i = 0; i < 2 * q; ++i) dot += X[(bl_i64)i * q + b] * X[(bl_i64)i * q + c];
+                Ex[(bl_i64)b * q + c] = dot;
+                Ex[(bl_i64)c * q + b] = dot;
+                const float a = (float)BlT<T>::abs_(dot);
+                emax = a > emax ? a : emax;
+            }
+        atomicMax(slot, __float_as_int(emax));
+        __syncthreads();
+        const float em = __int_as_float(*slot);
+        if (tid == 0) fl[1 + ((it + 1) & 1)] = 0;
+        if (em <= 8.0f * (float)eps) break;
+        if (!(em <= 0.25f) || it == 3) return nullptr;
+        // Y = X (I - E/2) over the window.
+        for (int c = tid; c < q; c += nt) {
+            int lo = c, hi = c;
+            while (lo > 0 && sig[c] - sig[lo - 1] <= win) --lo;
+            while (hi + 1 < q && sig[hi + 1] - sig[c] <= win) ++hi;
+            for (int i = 0; i < 2 * q; ++i) {
+                const T* xi = X + (bl_i64)i * q;
+                T y = xi[c];
+                for (int b = lo; b <= hi; ++b)
+                    if (b != c) y -= T(0.5) * Ex[(bl_i64)b * q + c] * xi[b];
+                Y[(bl_i64)i * q + c] = y;
+            }
+        }
+        T* tmp = X;
+        X = Y;
+        Y = tmp;
+    }
+    // The halves' norms.
+    for (int k = tid; k < q; k += nt) {
+        T su = T(0), sv = T(0);
+        for (int j = 0; j < q; ++j) {
+            const T v = X[(bl_i64)(2 * j) * q + k], u = X[(bl_i64)(2 * j + 1) * q + k];
+            sv += v * v;
+            su += u * u;
+        }
+        if (!(su > T(0.1) && sv > T(0.1))) bl_gk_reject(fl);
+        nu[k] = T(1) / BlT<T>::sqrt_(su);
+        nv[k] = T(1) / BlT<T>::sqrt_(sv);
+    }
+    __syncthreads();
+    return fl[0] ? nullptr : X;
+}
+
 template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int p = g.p, q = g.q, ld = g.ldu, ldv = g.ldv;
@@ -943,7 +1180,7 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     T* rot = wv + p;      // two slots of 6q rotations
     T* red = rot + 12 * q;  // 32
     int* perm = reinterpret_cast<int*>(red + 32);  // q
-    int* msg = perm + q;                          // two slots of 8, then iters and conv
+    int* msg = perm + q;  // two slots of 8, iters and conv, the fast path's three flags
 
     int es;
     if (!bl_svd_load<T>(g, b, A, ld, q, red, es)) return;
@@ -1032,6 +1269,48 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     }
     __syncthreads();
 
+    // The fast path: values by bisection, vectors by twisted factorisations, U = Q u and
+    // V = P v straight into the outputs. The QR iteration below where it declines.
+    T* fs = gw ? gw + (g.place == 2 ? (bl_i64)ld * q + (bl_i64)ldv * q : g.place == 1 ? (bl_i64)ldv * q : 0)
+               : nullptr;
+    if (vec && q >= 2 && fs) {
+        const bl_i64 qq = (bl_i64)q * q;
+        T* sig = rot + 2 * q;
+        const bool diagonal = bl_gk_bisect(d, e, q, rot, sig, msg, true);
+        const T* X = diagonal ? nullptr : bl_gk_fast_vectors(d, e, q, rot, sig, fs, fs + 2 * qq, fs + 4 * qq, vv, wv, msg + 18);
+        BL_SVD_PATH_HOOK(X != nullptr);
+        if (X) {
+            for (int c = tid; c < q; c += nt) sp[c * g.s_cs] = bl_scale2(sig[q - 1 - c], es);
+            // Column c holds value q - 1 - c (the largest first).
+            for (int idx = tid; idx < p * q; idx += nt) {
+                const int i = idx % p, c = idx / p, k = q - 1 - c;
+                T acc = T(0);
+                for (int j = 0; j < q; ++j) acc += A[(bl_i64)j * ld + i] * X[(bl_i64)(2 * j + 1) * q + k];
+                xp[i * g.x_rs + c * g.x_cs] = acc * vv[k];
+            }
+            for (int idx = tid; idx < q * q; idx += nt) {
+                const int i = idx % q, c = idx / q, k = q - 1 - c;
+                T acc = T(0);
+                for (int j = 0; j < q; ++j) acc += V[(bl_i64)j * ldv + i] * X[(bl_i64)(2 * j) * q + k];
+                yp[i * g.y_rs + c * g.y_cs] = acc * wv[k];
+            }
+            __syncthreads();
+            // The sign convention, on the outputs: A's U is work U, or work V for a wide A.
+            for (int c = wid; c < q; c += nw) {
+                T* xc = xp + c * g.x_cs;
+                T* yc = yp + c * g.y_cs;
+                const T lead = g.sign_from_v ? bl_warp_lead(yc, g.y_rs, q) : bl_warp_lead(xc, g.x_rs, p);
+                if (lead < T(0)) {
+                    for (int i = lane; i < p; i += 32) xc[i * g.x_rs] = -xc[i * g.x_rs];
+                    for (int i = lane; i < q; i += 32) yc[i * g.y_rs] = -yc[i * g.y_rs];
+                }
+            }
+            if (tid == 0 && g.info)
+                g.info[b] = bl_svd_info<T>(msg[0], true, sig[q - 1], sig[0], p, BlT<T>::eps(), es);
+            return;
+        }
+    }
+
     // The bidiagonal QR iteration: thread 0 computes, every thread applies (rows of U
     // first, then rows of V), one barrier a message.
     BlGk<T> st;
@@ -1044,58 +1323,8 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         st = BlGk<T>{q, 0, 0, true, an};
     }
     if (!vec) {
-        // Values alone: bisection on Sturm counts of the Golub-Kahan tridiagonal (zero
-        // diagonal, off-diagonal d0, e1, d1, e2, .., d_{q-1}; eigenvalues +-sigma), a
-        // thread a value, every thread at once (as eigh.cu's eigenvalues alone): no
-        // serial chain. Below x > 0 lie q + #(sigma < x) of its eigenvalues.
-        T* b2 = rot;  // the 2q - 1 off-diagonal entries squared
-        for (int k = tid; k < 2 * q - 1; k += nt) {
-            const T x = (k & 1) ? e[(k >> 1) + 1] : d[k >> 1];
-            b2[k] = x * x;
-        }
-        if (tid == 0) msg[0] = 0;
-        __syncthreads();
-        // Gershgorin's bound, and whether B is diagonal (then |d| exactly: bisection would
-        // stop within pivmin of a zero).
-        T hi = T(0), prev = T(0), bmax2 = T(0), emax2 = T(0);
-        for (int k = 0; k < 2 * q - 1; ++k) {
-            const T a = BlT<T>::abs_((k & 1) ? e[(k >> 1) + 1] : d[k >> 1]);
-            hi = prev + a > hi ? prev + a : hi;
-            prev = a;
-            bmax2 = b2[k] > bmax2 ? b2[k] : bmax2;
-            if (k & 1) emax2 = b2[k] > emax2 ? b2[k] : emax2;
-        }
-        const T eps = BlT<T>::eps(), span = hi;
-        const T pivmin = BlT<T>::tiny() * (bmax2 > T(1) ? bmax2 : T(1));
-        hi += T(4) * eps * span + T(2) * pivmin;
-        int steps = 0;
-        for (int k = tid; k < q; k += nt) {
-            if (emax2 == T(0)) {
-                wv[k] = BlT<T>::abs_(d[k]);
-                continue;
-            }
-            T x0 = T(0), x1 = hi;  // sigma_k, the k-th smallest, lies in [x0, x1)
-            int st_k = 0;
-            while (st_k < 256) {
-                const T mid = T(0.5) * (x0 + x1);
-                if (x1 - x0 <= T(2) * eps * x1 + eps * span || !(mid > x0 && mid < x1)) break;
-                int cnt = 0;
-                T t = -mid;
-                for (int i = 0;; ++i) {
-                    if (BlT<T>::abs_(t) < pivmin) t = -pivmin;
-                    cnt += t < T(0);
-                    if (i == 2 * q - 1) break;
-                    t = -mid - bl_fdiv(b2[i], t);
-                }
-                if (cnt > q + k) x1 = mid;
-                else x0 = mid;
-                ++st_k;
-            }
-            wv[k] = T(0.5) * (x0 + x1);
-            steps = st_k > steps ? st_k : steps;
-        }
-        atomicMax(msg, steps);
-        __syncthreads();
+        // Values alone: bisection on the Golub-Kahan tridiagonal, every thread at once.
+        bl_gk_bisect(d, e, q, rot, wv, msg, false);
         for (int k = tid; k < q; k += nt) d[k] = wv[k];
         if (tid == 0) st.iters = msg[0];
     } else {
