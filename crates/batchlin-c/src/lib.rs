@@ -237,8 +237,9 @@ pub const BATCHLIN_DEVICE_HOST: i32 = -1;
 /// BATCHLIN_DEVICE_HOST (-1) for host data (the contiguous and strided forms with
 /// BATCHLIN_BACKEND_AUTO), or N for data on CUDA device N (the `_cuda` forms). The text
 /// names the backend (with the device), the kernel and why it was chosen, e.g.
-/// "cpu-small [rules]", "cpu-faer [rules]", "cuda:0 tile [rules]"; it is for
-/// people and logs, not to be parsed.
+/// "cpu-small [rules]", "cpu-faer [table: 40.000 us predicted]" (from this machine's cost
+/// table, `batchlin_policy_source()` names it), "cuda:0 tile [rules]"; it is for people
+/// and logs, not to be parsed.
 ///
 /// NULL on an error, with `batchlin_last_error()` saying why: an unknown op or dtype, a
 /// negative size or device other than -1, an invalid BATCHLIN_BACKEND

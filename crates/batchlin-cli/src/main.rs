@@ -522,7 +522,8 @@ fn footnote<T: Real>() -> String {
     let (qr, other) = (check::bound::<T>(Op::Qr, 1), check::bound::<T>(Op::Eigh, 1));
     format!(
         "Columns: plan = the backend and kernel that ran (and why: [rules] chosen by the \
-         planner, [forced] by an option); ms a call = the median time of one call over the \
+         planner's rules, [table: T predicted] by this machine's cost table, [forced] by \
+         an option); ms a call = the median time of one call over the \
          whole batch ({timing}); calls = how many calls were timed; error = the largest \
          relative (Frobenius) residual or orthogonality error over up to 8 matrices of \
          the shape, computed against float64; accuracy = ok when that error is within \

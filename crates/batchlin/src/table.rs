@@ -698,8 +698,16 @@ impl Model {
     }
 }
 
-/// The tables built into the library (`tables/` at the repository's root).
-pub const BUILT_IN: &[(&str, &str)] = &[];
+/// The tables built into the library (crates/batchlin/tables/), as (file name, text).
+/// Each is a `batchlin tune` table copied from its results folder under docs/results/.
+pub const BUILT_IN: &[(&str, &str)] = &[
+    // The 2-core development and CI machine, QR only:
+    // docs/results/cpu-2core/2026-12-04-tune-qr.
+    (
+        "cpu-2t-amd-epyc.toml",
+        include_str!("../tables/cpu-2t-amd-epyc.toml"),
+    ),
+];
 
 /// The table the planner uses in this process, found on first use and kept:
 ///
@@ -798,7 +806,7 @@ fn find(key: &DeviceKey, env: &str, dir: Option<std::path::PathBuf>) -> Loaded {
     });
     let built_in = BUILT_IN
         .iter()
-        .map(|(name, text)| (format!("tables/{name}"), Ok(text.to_string())));
+        .map(|(name, text)| (format!("built-in tables/{name}"), Ok(text.to_string())));
     for (origin, text) in local.chain(built_in) {
         match text.and_then(|t| Table::parse(&t).map_err(|e| e.message().to_string())) {
             Ok(t) => {
@@ -1068,5 +1076,39 @@ mod tests {
             l.why
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every built-in table reads, is named after its device key, was measured without
+    /// too much drift, has no stale rows (its kernel versions are the registry's: a
+    /// kernel's change must bump its version and retire or re-measure its rows) and routes
+    /// its device: a machine with that key finds it behind the local tables.
+    #[test]
+    fn built_in_tables_are_current_and_found_for_their_device() {
+        assert!(!BUILT_IN.is_empty());
+        let mut keys: Vec<DeviceKey> = vec![];
+        for (name, text) in BUILT_IN {
+            let t = Table::parse(text).unwrap_or_else(|e| panic!("{name}: {}", e.message()));
+            assert_eq!(*name, format!("{}.toml", t.device.file_stem()));
+            assert!(
+                t.drift.is_some_and(|d| d <= MAX_DRIFT),
+                "{name}: {:?}",
+                t.drift
+            );
+            assert!(
+                !keys.contains(&t.device),
+                "{name}: a second table for its key"
+            );
+            let m = Model::new(&t, name);
+            assert!(m.stale.is_empty(), "{name}: stale {:?}", m.stale);
+            for (kernel, version) in &t.versions {
+                let k = registry::KERNELS.iter().find(|k| kernel_key(k) == *kernel);
+                assert_eq!(k.map(|k| k.version), Some(*version), "{name}: {kernel}");
+            }
+            let l = find(&t.device, "", None);
+            let found = l.model.expect(&l.why);
+            assert_eq!(found.origin, format!("built-in tables/{name}"));
+            assert_eq!(found.grids.len(), m.grids.len());
+            keys.push(t.device);
+        }
     }
 }

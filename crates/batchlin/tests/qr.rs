@@ -47,11 +47,22 @@ fn shapes_all_backends<T: Real>(seed: u64) {
                     );
                 }
             }
-            // mode "r" gives the same R as "reduced".
+            // mode "r" gives the same R as "reduced" (of the backend mode r was routed to:
+            // a cost table routes each mode by its own rows).
+            let br = concrete(b, || routed_qr::<T>(QrMode::R, 2, m, n));
+            let red_r = if br == b {
+                red.r.clone()
+            } else {
+                run_qr(&inp.view(), QrMode::Reduced, br).r
+            };
             assert_same_bits(
                 &ronly.r,
-                &red.r,
-                &format!("{}: R of mode r vs reduced", ctx(QrMode::R)),
+                &red_r,
+                &format!(
+                    "{}: R of mode r vs reduced on {}",
+                    ctx(QrMode::R),
+                    br.name()
+                ),
             );
             // complete: R's first k rows are the reduced R, Q's first k columns the reduced Q.
             let k = m.min(n);
@@ -85,15 +96,20 @@ fn qr_shapes_all_backends_f64() {
     shapes_all_backends::<f64>(2);
 }
 
-/// The front door (Auto) gives exactly what the backend it routes to gives.
+/// The front door (Auto) gives exactly what the backend it routes to gives, in each mode.
 fn auto_matches_routed<T: Real>(seed: u64) {
     let mut g = rng(seed);
     for (m, n) in all_shapes() {
         let mats = vec![gaussian(&mut g, m, n); 3];
         let inp = Input::<T>::contiguous(&mats, &[3], m, n);
-        let chosen = routed::<T>(Op::Qr, 3, m, n);
-        assert!(chosen.is_cpu(), "router picked {chosen} for host data");
+        // backend_for names the main variant's (reduced) choice.
+        assert_eq!(
+            routed::<T>(Op::Qr, 3, m, n),
+            routed_qr::<T>(QrMode::Reduced, 3, m, n)
+        );
         for mode in MODES {
+            let chosen = routed_qr::<T>(mode, 3, m, n);
+            assert!(chosen.is_cpu(), "router picked {chosen} for host data");
             let auto = run_qr(&inp.view(), mode, Backend::Auto);
             let forced = run_qr(&inp.view(), mode, chosen);
             let ctx = format!("qr {mode:?} {m}x{n}: auto vs {chosen}");
@@ -115,7 +131,7 @@ fn qr_auto_matches_routed_backend() {
 }
 
 /// Batch shapes [], [1], [3], [2,3], [0], [2,0,3]: output shapes, and each matrix's result
-/// is the one it gets alone.
+/// is the one it gets alone (from the backend the batch was routed to, for Auto).
 fn batch_shapes<T: Real>(seed: u64) {
     let mut g = rng(seed);
     let batches: [&[usize]; 6] = [&[], &[1], &[3], &[2, 3], &[0], &[2, 0, 3]];
@@ -148,9 +164,10 @@ fn batch_shapes<T: Real>(seed: u64) {
                 );
                 let rs = tensor_mats(&red.r);
                 let qs = tensor_mats(red.q.as_ref().unwrap());
+                let routed = concrete(b, || routed_qr::<T>(QrMode::Reduced, count, m, n));
                 for i in 0..count {
                     let alone = Input::<T>::contiguous(&mats[i..i + 1], &[], m, n);
-                    let one = run_qr(&alone.view(), QrMode::Reduced, b);
+                    let one = run_qr(&alone.view(), QrMode::Reduced, routed);
                     assert_same_bits(&one.r, &rs[i..i + 1], &format!("{ctx} #{i} R vs alone"));
                     assert_same_bits(
                         one.q.as_ref().unwrap(),
@@ -578,7 +595,8 @@ fn qr_extreme_magnitudes_f64() {
 }
 
 /// NaN and Inf in some matrices of a batch: those get all-NaN outputs and NONFINITE; the
-/// others are exactly what a batch without the bad ones gives.
+/// others are exactly what a batch without the bad ones gives (on the backend the whole
+/// batch was routed to, for Auto).
 fn nonfinite_in_batch<T: Real>(seed: u64) {
     let mut g = rng(seed);
     for (m, n) in [(4, 4), (6, 3), (3, 6), (33, 33), (40, 70)] {
@@ -601,7 +619,8 @@ fn nonfinite_in_batch<T: Real>(seed: u64) {
             for mode in MODES {
                 let ctx = format!("qr {mode:?} nonfinite {m}x{n} {}", b.name());
                 let res = run_qr(&inp.view(), mode, b);
-                let want = run_qr(&clean.view(), mode, b);
+                let routed = concrete(b, || routed_qr::<T>(mode, 6, m, n));
+                let want = run_qr(&clean.view(), mode, routed);
                 for &i in &bad {
                     assert!(res.info[i].nonfinite(), "{ctx}: matrix {i} not flagged");
                     assert!(!res.info[i].is_ok(), "{ctx}: matrix {i} is_ok");

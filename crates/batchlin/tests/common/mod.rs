@@ -991,3 +991,25 @@ pub fn run_svd<T: Real>(a: &BatchRef<T>, full: bool, vectors: bool, b: Backend) 
 pub fn routed<T: Real>(op: batchlin::Op, batch: usize, m: usize, n: usize) -> Backend {
     batchlin::backend_for(op, T::DTYPE, batch, m, n).expect("backend_for")
 }
+
+/// The backend a QR of `mode` on host data is routed to: what `Backend::Auto` stands for
+/// in that call. Where this machine has a cost table (crates/batchlin/tables/), the choice
+/// depends on the batch and the mode, so a property each backend has (a matrix's result is
+/// the same in any batch; mode r's R is the reduced R) holds for Auto against the backend
+/// it picked for the call.
+pub fn routed_qr<T: Real>(mode: QrMode, batch: usize, m: usize, n: usize) -> Backend {
+    let variant = batchlin::Operation::Qr(mode).variant();
+    let p = batchlin::Problem::new(variant, T::DTYPE, batch, m, n);
+    batchlin::plan(&p, &batchlin::Place::Host, &Options::default())
+        .expect("a plan")
+        .backend
+}
+
+/// `b`, or for Auto the backend `routed` names.
+pub fn concrete(b: Backend, routed: impl FnOnce() -> Backend) -> Backend {
+    if b == Backend::Auto {
+        routed()
+    } else {
+        b
+    }
+}
