@@ -319,7 +319,7 @@ impl Device {
     }
 
     /// The kernel `name`, instantiated by `inst` (its instantiation line), loaded on first
-    /// use: the CUBIN the build embedded for this architecture, else one from the disk
+    /// use: the CUBIN the build embedded for this architecture (inflated), else one from the disk
     /// cache (keyed by source hash, arch, driver and NVRTC versions), else compiled by
     /// NVRTC and written to the cache.
     pub fn function(&self, name: &str, inst: &str, max_dyn_smem: usize) -> Result<Func> {
@@ -329,8 +329,9 @@ impl Device {
         let src = module_source(inst);
         let arch = self.arch();
         if let Some(c) = embedded::cubin(name, &arch, &src) {
-            // A driver too old for the CUBIN falls through to the compiling path.
-            if let Ok(f) = self.load(name, c, max_dyn_smem) {
+            // A driver too old for the CUBIN falls through to the compiling path (as a
+            // damaged one does: `cubin` gives none).
+            if let Ok(f) = self.load(name, &c, max_dyn_smem) {
                 self.loads[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return Ok(f);
             }

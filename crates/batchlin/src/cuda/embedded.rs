@@ -1,11 +1,13 @@
 //! The kernels compiled ahead of time by the build (build.rs): CUBINs for every
 //! instantiation of `instantiations::all` and every architecture of
-//! `instantiations::ARCHS`, embedded in the library; and the kernel sources, by file.
+//! `instantiations::ARCHS`, embedded in the library, each deflated on its own and inflated
+//! when its module is first loaded; and the kernel sources, by file.
 
 use super::instantiations::{arch_cc, fnv64};
 
 /// One embedded CUBIN: kernel `name` for `arch`, built from the module source whose
-/// FNV-1a hash is `src_hash`, at `at..at + len` in the blob.
+/// FNV-1a hash is `src_hash`, deflated (a zlib stream) at `at..at + len` in the blob,
+/// `size` bytes inflated.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Embedded {
     pub name: &'static str,
@@ -13,12 +15,47 @@ pub(crate) struct Embedded {
     pub src_hash: u64,
     pub at: usize,
     pub len: usize,
+    pub size: usize,
 }
 
-#[repr(C, align(16))]
-struct Aligned<B: ?Sized>(B);
+static BLOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels.bin"));
 
-static BLOB: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/kernels.bin")));
+/// 16 bytes at a 16-byte boundary: the unit of a CUBIN's buffer.
+#[repr(C, align(16))]
+#[derive(Copy, Clone)]
+struct Chunk([u8; 16]);
+
+/// An inflated CUBIN, 16-byte aligned (an ELF image, as the blob's CUBINs were aligned
+/// before it was deflated). The driver reads it only while it loads the module.
+pub(crate) struct Cubin {
+    buf: Vec<Chunk>,
+    len: usize,
+}
+
+impl std::ops::Deref for Cubin {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `buf` holds `len.div_ceil(16)` chunks of 16 initialised bytes without
+        // padding (`repr(C)` of `[u8; 16]`), so its first `len` bytes are readable.
+        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+/// Inflate the zlib stream `zlib` of a CUBIN of `size` bytes; `None` where the stream is
+/// damaged (a bad Adler-32, a truncated or overlong stream), never a panic.
+pub(crate) fn inflate(zlib: &[u8], size: usize) -> Option<Cubin> {
+    let mut buf = vec![Chunk([0; 16]); size.div_ceil(16)];
+    // SAFETY: as in `Deref`, with `buf` borrowed mutably for the slice's life.
+    let out = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), size) };
+    let n = miniz_oxide::inflate::decompress_slice_iter_to_slice(
+        out,
+        std::iter::once(zlib),
+        true,
+        false,
+    )
+    .ok()?;
+    (n == size).then_some(Cubin { buf, len: size })
+}
 
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
@@ -51,13 +88,23 @@ pub(crate) fn archs() -> Vec<&'static str> {
     v
 }
 
-/// The embedded CUBIN of kernel `name` for a device of `arch`, if the build embedded one
-/// built from exactly `src`.
-pub(crate) fn cubin(name: &str, arch: &str, src: &str) -> Option<&'static [u8]> {
+/// The embedded CUBIN of kernel `name` for a device of `arch`, inflated, if the build
+/// embedded one built from exactly `src` (and it inflates whole: a damaged one is `None`,
+/// and the caller compiles instead).
+pub(crate) fn cubin(name: &str, arch: &str, src: &str) -> Option<Cubin> {
     let archs = archs();
     let pick = select_arch(&archs, arch)?;
     let e = INDEX.iter().find(|e| e.arch == pick && e.name == name)?;
-    (e.src_hash == fnv64(&[src.as_bytes()])).then(|| &BLOB.0[e.at..e.at + e.len])
+    if e.src_hash != fnv64(&[src.as_bytes()]) {
+        return None;
+    }
+    inflate(BLOB.get(e.at..e.at.checked_add(e.len)?)?, e.size)
+}
+
+/// The deflated CUBINs, one zlib stream after another (`INDEX` says where).
+#[cfg(test)]
+pub(crate) fn blob() -> &'static [u8] {
+    BLOB
 }
 
 /// What the build embedded, in words (`batchlin info`).

@@ -770,6 +770,76 @@ fn embedded_kernels_cover_every_instantiation() {
     );
 }
 
+/// Each embedded CUBIN is its own zlib stream: it inflates to its recorded size, the
+/// streams tile the blob, and a damaged or truncated stream is refused (`None`, so the
+/// loader compiles instead), never a panic. Prints the sizes and the time to inflate the
+/// largest module (not asserted: machines differ).
+#[test]
+fn embedded_cubins_inflate_or_are_refused() {
+    let index = embedded::INDEX;
+    let Some(big) = index.iter().max_by_key(|e| e.size) else {
+        eprintln!("skipped: {}", embedded::summary());
+        return;
+    };
+    let mut at = 0;
+    for e in index {
+        assert_eq!(e.at, at, "{} {}: streams out of order", e.name, e.arch);
+        at += e.len;
+    }
+    let blob = embedded::blob();
+    assert_eq!(at, blob.len(), "the blob holds more than the index");
+    let stream = &blob[big.at..big.at + big.len];
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let t = std::time::Instant::now();
+        let c = embedded::inflate(stream, big.size).expect("the largest CUBIN inflates");
+        times.push(t.elapsed().as_secs_f64());
+        assert_eq!(c.len(), big.size);
+        assert_eq!(&c[..4], b"\x7fELF");
+    }
+    let best = times.iter().copied().fold(f64::INFINITY, f64::min);
+    let t = std::time::Instant::now();
+    let all: usize = index
+        .iter()
+        .map(|e| {
+            embedded::inflate(&blob[e.at..e.at + e.len], e.size)
+                .unwrap()
+                .len()
+        })
+        .sum();
+    eprintln!(
+        "{} modules: {all} bytes of CUBIN in a {} byte blob, all inflated in {:.1} ms; \
+         largest {} {} ({} -> {} bytes) inflated in {:.3} ms (first {:.3} ms)",
+        index.len(),
+        blob.len(),
+        t.elapsed().as_secs_f64() * 1e3,
+        big.name,
+        big.arch,
+        big.len,
+        big.size,
+        best * 1e3,
+        times[0] * 1e3
+    );
+    // Damage: a flipped bit (the Adler-32 or the stream itself catches it), a truncated
+    // stream, a size that does not match, an empty stream.
+    let mut bad = stream.to_vec();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x10;
+    assert!(embedded::inflate(&bad, big.size).is_none(), "a flipped bit");
+    assert!(embedded::inflate(&stream[..stream.len() - 1], big.size).is_none());
+    assert!(embedded::inflate(&stream[..stream.len() / 2], big.size).is_none());
+    assert!(
+        embedded::inflate(stream, big.size - 1).is_none(),
+        "too short"
+    );
+    assert!(
+        embedded::inflate(stream, big.size + 1).is_none(),
+        "too long"
+    );
+    assert!(embedded::inflate(&[], big.size).is_none());
+    assert!(embedded::inflate(&[0x78, 0x9c], 0).is_none());
+}
+
 /// The loader's choice of CUBIN: the device's own architecture, else the nearest lower
 /// minor of its major, else none (NVRTC at run time); and a CUBIN is only taken for the
 /// very source it was built from.
