@@ -898,8 +898,8 @@ fn every_cuda_kernel<T: Real>(seed: u64) {
     // Past the QR kernels' bounds (`tall`'s first step): more than 64 columns, more than
     // 128 rows (TSQR).
     shapes.extend([(300, 70), (70, 300), (600, 40), (40, 600)]);
-    // Where the planner sends a few matrices to `cusolver`: from 128 columns; `bidiag`'s
-    // vectors at 256 (its scratch past shared memory).
+    // 128 columns and more (`cusolver` takes a few matrices from 256); `bidiag`'s fast
+    // path with A and V in global memory at 256.
     shapes.extend([(128, 128), (200, 130), (130, 200), (256, 256)]);
     for k in batchlin::registry::kernels(Op::Svd, Backend::Cuda) {
         let opts = Options::with_kernel(Backend::Cuda, k.name);

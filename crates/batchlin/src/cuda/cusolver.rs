@@ -210,14 +210,14 @@ pub(crate) fn supports_svd(p: &Problem) -> bool {
 
 /// The SVD shapes the planner sends to cuSOLVER: a few large matrices, which a block a
 /// matrix (`bidiag`) runs on a few of the GPU's SMs for long. `bidiag`'s time is flat in
-/// the batch up to about a matrix an SM, cuSOLVER's grows with it, and the ratio of their
-/// one-matrix times grows about as q^2 (float32 on the H200, ms, bidiag against cusolver a
-/// matrix: 128: 7.6 / 4.9, 256: 34 / 5.2, 512: 241 / 12-25, 1024: 1669 / 29;
-/// docs/results/h200/2026-12-04-svd-bidiag): up to q^2 / 16384 matrices (1 of 128, 4 of
-/// 256, 16 of 512, 64 of 1024).
+/// the batch up to about a matrix an SM, cuSOLVER's grows with it (float32 on the H200,
+/// ms, `bidiag` with its fast path against `cusolver`, 2026-12-04,
+/// docs/results/h200/2026-12-04-svd-fast-path: 1 of 128 4.65 / 4.96, 4 of 256 23.1 /
+/// 19.7, 16 of 256 23.0 / 99.6, 8 of 512 199 / 187, 32 of 512 231 / 490, 1 of 1024 1585 /
+/// 29): from 256 columns, up to q^2 / 16384 matrices (4 of 256, 16 of 512, 64 of 1024).
 pub(crate) fn prefer_svd(p: &Problem) -> bool {
     let q = p.m.min(p.n);
-    q >= 128 && p.batch.saturating_mul(16384) <= q * q
+    q >= 256 && p.batch.saturating_mul(16384) <= q * q
 }
 
 /// The SVD of `batch` column-major m x n matrices (m >= n) at `a` (lda m, one after
