@@ -1,8 +1,9 @@
 //! GPU SVD and svdvals (kernels/svd.cu) on the tall orientation (a wide matrix goes in
 //! transposed, by its strides): the `warp` kernel, one-sided Jacobi a warp a matrix in
 //! registers, for up to 32 columns (64 rows in float32, 32 in float64); the `bidiag`
-//! kernel, Golub-Kahan bidiagonalisation and the bidiagonal QR iteration a block a matrix
-//! (values alone by bisection), for the rest but full factors of a non-square matrix;
+//! kernel, Golub-Kahan bidiagonalisation a block a matrix, the vectors by twisted
+//! factorisations of its tridiagonal (the bidiagonal QR iteration where values coincide;
+//! values alone by bisection), for the rest but full factors of a non-square matrix;
 //! the `jacobi` kernel, one-sided Jacobi a block a matrix, the work in shared memory
 //! where it fits and in global scratch beyond, which takes every shape; the `tall`
 //! composite, QR first (the QR kernels), the SVD of R by the square kernels and U = Q U_R
