@@ -856,12 +856,6 @@ fn svd_rank_deficient_flag() {
     rank_flag::<f64>(221);
 }
 
-/// Every CUDA SVD kernel forced (where a GPU is present), at the shapes around the `warp`
-/// kernel's bounds (1, 2, 31, 32, 33 columns; 16/17, 32/33 and 64/65 rows; tall and
-/// wide; past the QR kernels' bounds; 128 columns and more), on Gaussian, graded, rank-deficient and zero matrices with a NaN one in the
-/// batch: full and thin factors and values alone against float64's singular values,
-/// reconstruction, orthogonality and the sign convention; a kernel that does not take a
-/// shape refuses it with an argument error.
 /// r singular values from 1 down in pairs: well apart between pairs, and within a pair
 /// 1e-3, 1e-5, 1e-7 apart or equal, in turn (the `bidiag` kernel's fast path orthogonalises
 /// vectors of values closer than 1e-2 of the largest and declines values that coincide).
@@ -878,6 +872,12 @@ fn close_pairs(r: usize) -> Vec<f64> {
     s
 }
 
+/// Every CUDA SVD kernel forced (where a GPU is present), at the shapes around the `warp`
+/// kernel's bounds (1, 2, 31, 32, 33 columns; 16/17, 32/33 and 64/65 rows; tall and
+/// wide; past the QR kernels' bounds; 128 columns and more), on Gaussian, graded, rank-deficient and zero matrices, close and
+/// equal pairs of values (`close_pairs`) and a NaN one in the batch: full and thin factors and values alone against float64's singular values,
+/// reconstruction, orthogonality and the sign convention; a kernel that does not take a
+/// shape refuses it with an argument error.
 fn every_cuda_kernel<T: Real>(seed: u64) {
     if !backends(Op::Svd).contains(&Backend::Cuda) {
         return;
