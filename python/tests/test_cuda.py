@@ -297,7 +297,7 @@ def test_device_path_shared_outputs(emulated, variant, monkeypatch):
     aligned and disjoint: each is independent of the others (writing one leaves the
     others as they were), contiguous, and as correct as outputs allocated apart; large
     ones, and the custom ops' (torch forbids their outputs to alias), are allocated
-    apart; the info words are made only where asked for (the core discards its own)."""
+    apart; the info words are made only where asked for (the kernels skip theirs otherwise)."""
     import batchlin.torch as bt
 
     a = torch.from_numpy(rng(6).standard_normal((3, 5, 5)))

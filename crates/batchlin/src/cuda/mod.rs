@@ -335,14 +335,9 @@ unsafe fn run_qr<T: Real>(
         }
         return zero_info(info, batch, stream);
     }
-    // No info words asked for: the kernels write theirs to pool scratch, freed
-    // stream-ordered after them when `discard` drops.
-    let mut discard = Scratch::new(stream);
-    let info = if info == 0 {
-        discard.alloc(batch * 4)?
-    } else {
-        info
-    };
+    // No info words asked for (info 0): every QR kernel skips its writes to a null
+    // pointer, as eigh's and the SVD's do (pool scratch for them cost an allocation and
+    // a free every call).
     let (panel, tile) = match plan.params {
         KernelParams::QrBlocked { panel } => (panel, None),
         KernelParams::QrTile(t) => (32, Some(t)),
