@@ -8,6 +8,7 @@
 
 mod check;
 mod faer_loop;
+mod plots;
 mod tune;
 
 use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Tensor};

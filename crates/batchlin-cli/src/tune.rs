@@ -4,7 +4,7 @@
 //! (docs/proposals/measured-routing.md, step 2). The main variant of each operation (QR
 //! reduced, eigh with vectors, the thin SVD); GPU kernels and the transfer model are step 3.
 
-use crate::{check, make_inputs, Shape};
+use crate::{check, make_inputs, plots, Shape};
 use batchlin::plan::{plan_with, Source};
 use batchlin::registry::{Kernel, Target, KERNELS};
 use batchlin::table::{kernel_key, DeviceKey, Model, Point, Table};
@@ -278,6 +278,9 @@ struct Regret {
     table: f64,
     rules: f64,
     extrapolated: bool,
+    /// The table's prediction for the kernel it chose and that kernel's measured time, us.
+    predicted_us: f64,
+    measured_us: f64,
 }
 
 /// The table's and the rules' regret at a held-out shape: the time of the kernel each
@@ -286,26 +289,30 @@ fn regret(s: &Shape, dtype: DType, model: &Model, rng: &mut StdRng) -> Option<Re
     let (pts, _) = shape_points(s, dtype, rng);
     let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
     let p = Problem::new(s.op.main_variant(), dtype, s.batch, s.m, s.n);
-    let time_of = |t: Option<&Model>| -> Option<(f64, bool)> {
+    // (regret, measured us, the table's prediction and whether it extrapolated).
+    type Priced = (f64, f64, Option<(f64, bool)>);
+    let time_of = |t: Option<&Model>| -> Option<Priced> {
         let plan = plan_with(&p, &Place::Host, &Options::default(), t).ok()?;
         let key = kernel_key(plan.kernel);
         let us = pts.iter().find(|q| q.kernel == key)?.median_us;
-        let ext = matches!(
-            plan.source,
+        let predicted = match plan.source {
             Source::Table {
-                extrapolated: true,
-                ..
-            }
-        );
-        Some((us / best, ext))
+                predicted_us,
+                extrapolated,
+            } => Some((predicted_us, extrapolated)),
+            _ => None,
+        };
+        Some((us / best, us, predicted))
     };
-    let (table, extrapolated) = time_of(Some(model))?;
-    let (rules, _) = time_of(None)?;
+    let (table, measured_us, predicted) = time_of(Some(model))?;
+    let (rules, _, _) = time_of(None)?;
     Some(Regret {
         shape: format!("{} {} {}x{}x{}", s.op, dtype, s.batch, s.m, s.n),
         table,
         rules,
-        extrapolated,
+        extrapolated: predicted.is_some_and(|p| p.1),
+        predicted_us: predicted.map_or(f64::NAN, |p| p.0),
+        measured_us,
     })
 }
 
@@ -402,11 +409,13 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     if tty {
         eprintln!();
     }
-    let report = report(&table, &regrets, &failed, shapes.len(), done, t0.elapsed());
+    let plots = write_plots(&out, &table, &regrets)?;
+    let mut report = report(&table, &regrets, &failed, shapes.len(), done, t0.elapsed());
+    report += &plots;
     std::fs::write(out.join("report.md"), &report).map_err(|e| e.to_string())?;
     print!("{report}");
     println!(
-        "wrote {}, points.csv and report.md in {}",
+        "wrote {}, points.csv, report.md and its plots in {}",
         file.display(),
         out.display()
     );
@@ -427,6 +436,51 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The report's plots as SVG files in `out`, and the Markdown that shows them.
+fn write_plots(out: &std::path::Path, t: &Table, regrets: &[Regret]) -> Result<String, String> {
+    let mut md = String::from("\n## Plots\n");
+    let put = |file: String, svg: Option<String>, md: &mut String| -> Result<(), String> {
+        if let Some(svg) = svg {
+            std::fs::write(out.join(&file), svg)
+                .map_err(|e| format!("cannot write {}: {e}", out.join(&file).display()))?;
+            let _ = writeln!(md, "\n![{file}]({file})");
+        }
+        Ok(())
+    };
+    let mut kinds: Vec<(Variant, DType)> = t.points.iter().map(|p| (p.variant, p.dtype)).collect();
+    kinds.sort_by_key(|(v, d)| (*v as u8, *d as u8));
+    kinds.dedup();
+    for (v, d) in kinds {
+        let stem = format!("{}-{d}", v.name());
+        put(
+            format!("winners-{stem}.svg"),
+            plots::winner_map(&t.points, v, d),
+            &mut md,
+        )?;
+        put(
+            format!("times-{stem}.svg"),
+            plots::time_curves(&t.points, v, d),
+            &mut md,
+        )?;
+    }
+    let pairs: Vec<(f64, f64)> = regrets
+        .iter()
+        .filter(|r| r.predicted_us.is_finite())
+        .map(|r| (r.predicted_us, r.measured_us))
+        .collect();
+    put(
+        "predicted.svg".into(),
+        plots::predicted_vs_measured(&pairs),
+        &mut md,
+    )?;
+    let series = [
+        ("this table", regrets.iter().map(|r| r.table).collect()),
+        ("the rules", regrets.iter().map(|r| r.rules).collect()),
+    ];
+    put("regret.svg".into(), plots::regret_cdf(&series), &mut md)?;
+    Ok(md)
 }
 
 fn report(
@@ -581,9 +635,22 @@ mod tests {
             .all(|p| p.median_us > 0.0 && p.p25_us <= p.p75_us));
         let csv = std::fs::read_to_string(out.join("points.csv")).unwrap();
         assert_eq!(csv.lines().count(), table.points.len() + 1);
-        assert!(std::fs::read_to_string(out.join("report.md"))
-            .unwrap()
-            .contains("Held out"));
+        let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+        assert!(report.contains("Held out"));
+        // Every plot the report shows is a whole SVG file beside it.
+        let shown: Vec<&str> = report
+            .lines()
+            .filter_map(|l| l.strip_prefix("![").and_then(|l| l.split("](").nth(1)))
+            .map(|l| l.trim_end_matches(')'))
+            .collect();
+        assert!(shown.contains(&"winners-qr-float32.svg"), "{shown:?}");
+        for f in &shown {
+            let svg = std::fs::read_to_string(out.join(f)).unwrap();
+            assert!(
+                svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+                "{f}"
+            );
+        }
         let model = Model::new(&table, "test");
         for b in [batchlin::Backend::CpuSmall, batchlin::Backend::CpuFaer] {
             assert!(model.covers(Op::Qr, b), "{b}");
