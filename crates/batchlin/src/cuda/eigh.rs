@@ -33,6 +33,8 @@ struct EighArgs {
     lower: i32,
     ld: i32,
     nmat: i32,
+    a_global: i32,
+    fast: i32,
 }
 
 /// One eigh call on device memory.
@@ -56,6 +58,13 @@ fn ld(n: usize) -> usize {
 /// Elements of T of the work matrix (A, with Q and then Z formed over it).
 fn big_elems(n: usize) -> usize {
     n * ld(n)
+}
+
+/// Elements of T a matrix of the fast path's global scratch (kernels/eigh.cu
+/// `bl_eigh_fast`): the twisted factorisations' vectors, their orthogonalised copy and
+/// X^T X - I, n x n each.
+fn fast_elems(n: usize) -> usize {
+    3 * n * n
 }
 
 /// Bytes of the small vectors (always in shared memory): d, e, tau, v, p, two rotation
@@ -195,17 +204,22 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
         dev.smem_optin,
     )?;
     let mut args = args(c);
-    // Global work in chunks of the batch of at most WORK_BYTES.
+    // Global work (A where it does not fit in shared memory, the fast path's scratch with
+    // vectors) in chunks of the batch of at most WORK_BYTES.
+    let fast = c.v.is_some() && n >= 2;
+    let per = if in_smem { 0 } else { big_elems(n) } + if fast { fast_elems(n) } else { 0 };
     let mut sc = Scratch::new(stream);
-    let chunk = if in_smem {
+    let chunk = if per == 0 {
         batch
     } else {
-        (WORK_BYTES / big.max(1)).clamp(1, batch)
+        (WORK_BYTES / (per * es)).clamp(1, batch)
     };
-    if !in_smem {
-        args.work = sc.alloc(chunk * big)?;
-        args.work_bs = big_elems(n) as i64;
+    if per > 0 {
+        args.work = sc.alloc(chunk * per * es)?;
+        args.work_bs = per as i64;
     }
+    args.a_global = !in_smem as i32;
+    args.fast = fast as i32;
     let mut b0 = 0;
     while b0 < batch {
         let cnt = chunk.min(batch - b0);
