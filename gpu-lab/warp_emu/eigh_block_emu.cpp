@@ -2,6 +2,7 @@
 // time as a block of one warp: a thread a lane, the warp intrinsics and __syncthreads by
 // barriers (warp_emu.h), shared memory a static buffer. Built by eigh_block_emu.py.
 #include "warp_emu.h"
+#include <cstdlib>
 // eigh.cu's warp kernel compiles along (it is not run).
 #define __host__
 #define __constant__
@@ -38,9 +39,11 @@ template <typename T> int eigh(const T* a, int n, T* w, T* v, unsigned* info) {
     g.w = w; g.w_cs = 1;
     g.v = v; g.v_rs = n; g.v_cs = 1;
     g.info = info; g.n = n; g.lower = 1; g.ld = n | 1; g.nmat = 1;
-    std::vector<T> work(3 * (size_t)n * n + 1);  // the fast path's scratch (cuda/eigh.rs)
+    // EMU_A_GLOBAL=1: the work matrix in `work` too, as cuda/eigh.rs places it beyond shared memory.
+    const bool glob = getenv("EMU_A_GLOBAL") && *getenv("EMU_A_GLOBAL") == '1';
+    std::vector<T> work((glob ? (size_t)n * g.ld : 0) + 3 * (size_t)n * n + 1);  // the fast path's scratch
     g.work = work.data(); g.work_bs = (long long)work.size();
-    g.a_global = 0; g.fast = v != nullptr && n >= 2;
+    g.a_global = glob; g.fast = v != nullptr && n >= 2;
     run_one<T>(g);
     return 0;
 }

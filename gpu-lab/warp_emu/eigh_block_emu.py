@@ -5,6 +5,7 @@ eigenvalues, residual, orthogonality, sign convention, order, info words and eig
 agreeing; counts the matrices each path took (the fast path, or tql2 where it declines).
 
     python3 gpu-lab/warp_emu/eigh_block_emu.py f32   # or f64; optional sizes after
+    EMU_A_GLOBAL=1 python3 ...   # the work matrix in global scratch, as beyond shared memory
 """
 import ctypes, os, subprocess, sys, tempfile
 import numpy as np

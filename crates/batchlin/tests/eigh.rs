@@ -753,6 +753,33 @@ fn eigh_span_to_f64_max_stays_finite() {
     }
 }
 
+/// A batch's results: matrix `nan_at` flagged with every output NaN, the others clean and
+/// within the floor (`check_eigh`).
+fn check_batch_with_nan<T: Real>(
+    inp: &Input<T>,
+    res: &batchlin::Eigh<T>,
+    info: &[Info],
+    nan_at: usize,
+    t: Tol,
+    ctx: &str,
+) {
+    let w = tensor_vecs(&res.w);
+    let v = res.v.as_ref().map(tensor_mats);
+    for (i, a) in inp.mats.iter().enumerate() {
+        let c = format!("{ctx} #{i}");
+        if i == nan_at {
+            assert!(info[i].nonfinite(), "{c}: not flagged");
+            assert!(w[i].all_nan(), "{c}: w not all NaN");
+            if let Some(v) = &v {
+                assert!(v[i].all_nan(), "{c}: V not all NaN");
+            }
+            continue;
+        }
+        assert!(info[i].is_ok(), "{c}: info {:#x}", info[i].0);
+        check_eigh(a, &w[i].d, v.as_ref().map(|v| &v[i]), t, &c);
+    }
+}
+
 /// Every CUDA eigh kernel forced (where a GPU is present), at the sizes around the `warp`
 /// kernel's padded sizes (8, 16, 32) and the block kernel's small end, both triangles with
 /// junk in the other, every named input layout: Gaussian, graded (1e-4), clustered (1e-7
@@ -809,21 +836,7 @@ fn every_cuda_kernel<T: Real>(seed: u64) {
                             continue;
                         }
                     };
-                    let w = tensor_vecs(&res.w);
-                    let v = res.v.as_ref().map(tensor_mats);
-                    for (i, a) in inp.mats.iter().enumerate() {
-                        let c = format!("{ctx} #{i}");
-                        if i == nan_at {
-                            assert!(info[i].nonfinite(), "{c}: not flagged");
-                            assert!(w[i].all_nan(), "{c}: w not all NaN");
-                            if let Some(v) = &v {
-                                assert!(v[i].all_nan(), "{c}: V not all NaN");
-                            }
-                            continue;
-                        }
-                        assert!(info[i].is_ok(), "{c}: info {:#x}", info[i].0);
-                        check_eigh(a, &w[i].d, v.as_ref().map(|v| &v[i]), t, &c);
-                    }
+                    check_batch_with_nan(&inp, &res, &info, nan_at, t, &ctx);
                 }
             }
         }
@@ -884,18 +897,7 @@ fn every_cuda_kernel_close_pairs<T: Real>(seed: u64) {
                         continue;
                     }
                 };
-                let w = tensor_vecs(&res.w);
-                let v = res.v.as_ref().map(tensor_mats);
-                for (i, a) in inp.mats.iter().enumerate() {
-                    let c = format!("{ctx} #{i}");
-                    if i == nan_at {
-                        assert!(info[i].nonfinite(), "{c}: not flagged");
-                        assert!(w[i].all_nan(), "{c}: w not all NaN");
-                        continue;
-                    }
-                    assert!(info[i].is_ok(), "{c}: info {:#x}", info[i].0);
-                    check_eigh(a, &w[i].d, v.as_ref().map(|v| &v[i]), t, &c);
-                }
+                check_batch_with_nan(&inp, &res, &info, nan_at, t, &ctx);
             }
         }
     }

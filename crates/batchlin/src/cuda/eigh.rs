@@ -1,8 +1,9 @@
 //! GPU eigh and eigvalsh (kernels/eigh.cu): the `block` kernel, one block a matrix, the
 //! work matrix in shared memory where it fits and in global scratch beyond, so it takes
-//! every n; the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32.
-//! Their launch, sizing and routing rule are here; docs/proposals/gpu-eigh-svd.md has the
-//! design and the measurements.
+//! every n (vectors by twisted factorisations where it can vouch for them, else tql2);
+//! the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32. Their
+//! launch, sizing and routing rule are here; docs/proposals/gpu-eigh-svd.md has the design
+//! and the measurements.
 
 use super::driver::{launch, Device, RawStream, Scratch};
 use super::instantiations as insts;
@@ -108,7 +109,8 @@ fn warp_size(n: usize) -> Option<usize> {
 /// - eigvalsh (the experiment's values-alone build against `block`'s bisection): n = 16
 ///   float 0.054 vs 0.107, double 0.135 vs 0.249; n = 32 0.315 vs 0.218, 0.74 vs 0.58
 ///   (Jacobi saves only V's rotations): `warp` up to 16.
-/// - From 128 cuSOLVER's batched eigh where it loads (cusolver.rs has the numbers).
+/// - cuSOLVER's batched eigh where it loads from n = 192 in float32 and 128 in float64
+///   (`cusolver::prefer_eigh` has the numbers; `block`'s fast path took float32 128-191).
 pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
     let warp = match (p.variant, p.dtype) {
         (Variant::Eigvalsh, _) => p.n <= 16,

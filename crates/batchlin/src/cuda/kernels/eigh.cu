@@ -1,7 +1,10 @@
 // Symmetric eigendecomposition, one block a matrix (eigh_block_<t>): the named triangle
 // read into a full symmetric work matrix, scaled by a power of two so max|a| lies in
 // [0.5, 1); Householder tridiagonalisation (LAPACK xSYTD2 on the full matrix, as the CPU
-// kernel); Q formed in place over the reflectors (xORG2R); the implicit QL iteration with Wilkinson shifts
+// kernel); Q formed in place over the reflectors (xORG2R); then the fast path
+// (`bl_eigh_fast`: eigenvalues by bisection, vectors by twisted factorisations of the
+// tridiagonal, Z = Q z as tiled products; no serial chain), or, where it declines (values
+// that coincide, a diagonal tridiagonal), the implicit QL iteration with Wilkinson shifts
 // (EISPACK tql2, the CPU kernel's) run by thread 0, which logs each sweep's rotations to
 // one of two slots while every thread applies the previous slot's to its rows of Z
 // (eigenvalues alone: bisection on Sturm counts, a thread an eigenvalue); then
@@ -10,9 +13,11 @@
 //
 // The work matrix (A, then Q and Z over it; row-major, leading dimension ld, odd) sits in
 // dynamic shared memory when it fits, else in global scratch (`work`, work_bs elements a
-// matrix); the small vectors are always in shared memory.
+// matrix); the fast path's scratch (3 n^2) is in `work`, after A where A is there; the
+// small vectors are always in shared memory.
 // info: bit 0 non-finite input (every output NaN), bit 1 not converged, bits 16.. the QL
-// iterations (eigenvalues alone: the most bisection steps of an eigenvalue).
+// iterations (eigenvalues alone and the fast path: the most bisection steps of an
+// eigenvalue).
 
 // Mirrors `EighArgs` in crates/batchlin/src/cuda/eigh.rs.
 struct EighArgs {
@@ -145,23 +150,28 @@ __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, const T* Q, const T* d
     T* wp = reinterpret_cast<T*>(p.w) + b * p.w_bs;
     T* vp = reinterpret_cast<T*>(p.v) + b * p.v_bs;
     for (int r = tid; r < n; r += nt) wp[r * p.w_cs] = bl_scale2(sig[perm[r]], es);
-    // Z = Q X: a thread a 4 x 4 tile, rows i0..i0+3 and columns c0 + c cb, so that a warp's
-    // loads of Q are one row's (a broadcast) and of X consecutive.
-    const int cb = (n + 3) >> 2;
-    for (int t = tid; t < cb * cb; t += nt) {
-        const int c0 = t % cb, i0 = (t / cb) * 4;
+    // Z = Q X: a thread a 4 x 4 tile, rows i0 + r is and columns c0 + c cs. Q in shared
+    // memory: lanes take rows (odd ld: distinct banks) and share X's loads; in global
+    // memory lanes take columns, so that a warp's loads of Q are one row's (a broadcast)
+    // and of X consecutive.
+    const int nb = (n + 3) >> 2;
+    const bool lanes_rows = !p.a_global;
+    const int is = lanes_rows ? nb : 1, cs = lanes_rows ? 1 : nb;
+    for (int t = tid; t < nb * nb; t += nt) {
+        const int a = t % nb, b4 = (t / nb) * 4;
+        const int i0 = lanes_rows ? a : b4, c0 = lanes_rows ? b4 : a;
         int kc[4];
         T acc[4][4];
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-            kc[c] = c0 + c * cb < n ? perm[c0 + c * cb] : 0;
+            kc[c] = c0 + c * cs < n ? perm[c0 + c * cs] : 0;
 #pragma unroll
             for (int r = 0; r < 4; ++r) acc[r][c] = T(0);
         }
         for (int j = 0; j < n; ++j) {
             T w[4], x[4];
 #pragma unroll
-            for (int r = 0; r < 4; ++r) w[r] = i0 + r < n ? Q[(bl_i64)(i0 + r) * ld + j] : T(0);
+            for (int r = 0; r < 4; ++r) w[r] = i0 + r * is < n ? Q[(bl_i64)(i0 + r * is) * ld + j] : T(0);
 #pragma unroll
             for (int c = 0; c < 4; ++c) x[c] = X[(bl_i64)j * n + kc[c]];
 #pragma unroll
@@ -171,11 +181,13 @@ __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, const T* Q, const T* d
         }
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-            const int col = c0 + c * cb;
+            const int col = c0 + c * cs;
             if (col >= n) break;
 #pragma unroll
-            for (int r = 0; r < 4; ++r)
-                if (i0 + r < n) vp[(i0 + r) * p.v_rs + col * p.v_cs] = acc[r][c] * sc[kc[c]];
+            for (int r = 0; r < 4; ++r) {
+                const int i = i0 + r * is;
+                if (i < n) vp[i * p.v_rs + col * p.v_cs] = acc[r][c] * sc[kc[c]];
+            }
         }
     }
     __syncthreads();
