@@ -753,6 +753,33 @@ fn eigh_span_to_f64_max_stays_finite() {
     }
 }
 
+/// A batch's results: matrix `nan_at` flagged with every output NaN, the others clean and
+/// within the floor (`check_eigh`).
+fn check_batch_with_nan<T: Real>(
+    inp: &Input<T>,
+    res: &batchlin::Eigh<T>,
+    info: &[Info],
+    nan_at: usize,
+    t: Tol,
+    ctx: &str,
+) {
+    let w = tensor_vecs(&res.w);
+    let v = res.v.as_ref().map(tensor_mats);
+    for (i, a) in inp.mats.iter().enumerate() {
+        let c = format!("{ctx} #{i}");
+        if i == nan_at {
+            assert!(info[i].nonfinite(), "{c}: not flagged");
+            assert!(w[i].all_nan(), "{c}: w not all NaN");
+            if let Some(v) = &v {
+                assert!(v[i].all_nan(), "{c}: V not all NaN");
+            }
+            continue;
+        }
+        assert!(info[i].is_ok(), "{c}: info {:#x}", info[i].0);
+        check_eigh(a, &w[i].d, v.as_ref().map(|v| &v[i]), t, &c);
+    }
+}
+
 /// Every CUDA eigh kernel forced (where a GPU is present), at the sizes around the `warp`
 /// kernel's padded sizes (8, 16, 32) and the block kernel's small end, both triangles with
 /// junk in the other, every named input layout: Gaussian, graded (1e-4), clustered (1e-7
@@ -809,21 +836,7 @@ fn every_cuda_kernel<T: Real>(seed: u64) {
                             continue;
                         }
                     };
-                    let w = tensor_vecs(&res.w);
-                    let v = res.v.as_ref().map(tensor_mats);
-                    for (i, a) in inp.mats.iter().enumerate() {
-                        let c = format!("{ctx} #{i}");
-                        if i == nan_at {
-                            assert!(info[i].nonfinite(), "{c}: not flagged");
-                            assert!(w[i].all_nan(), "{c}: w not all NaN");
-                            if let Some(v) = &v {
-                                assert!(v[i].all_nan(), "{c}: V not all NaN");
-                            }
-                            continue;
-                        }
-                        assert!(info[i].is_ok(), "{c}: info {:#x}", info[i].0);
-                        check_eigh(a, &w[i].d, v.as_ref().map(|v| &v[i]), t, &c);
-                    }
+                    check_batch_with_nan(&inp, &res, &info, nan_at, t, &ctx);
                 }
             }
         }
@@ -838,4 +851,64 @@ fn eigh_every_cuda_kernel_f32() {
 #[test]
 fn eigh_every_cuda_kernel_f64() {
     every_cuda_kernel::<f64>(241);
+}
+
+/// Every CUDA eigh kernel forced (where a GPU is present) from 48 to 256, where `block`
+/// takes the vectors by its fast path (twisted factorisations, kernels/eigh.cu
+/// `bl_eigh_fast`) or declines to tql2: Gaussian and graded matrices (the fast path), pairs
+/// of eigenvalues 1e-3, 1e-5, 1e-7 apart or equal (`close_pairs`, and the same shifted to
+/// mixed signs), rank one and the identity (declined), a NaN one in the batch; the work
+/// matrix in shared memory and, from 168 (float32) or 118 (float64), in global memory.
+fn every_cuda_kernel_close_pairs<T: Real>(seed: u64) {
+    if !backends(Op::Eigh).contains(&Backend::Cuda) {
+        return;
+    }
+    let t = tol::<T>();
+    let mut g = rng(seed);
+    for k in batchlin::registry::kernels(Op::Eigh, Backend::Cuda) {
+        let opts = Options::with_kernel(Backend::Cuda, k.name);
+        for n in [48, 64, 100, 128, 200, 256] {
+            let pairs = close_pairs(n);
+            let mixed: Vec<f64> = pairs.iter().map(|w| w - 0.75).collect();
+            let u = rank_one(&mut g, n, 1);
+            let mats = vec![
+                sym_gaussian(&mut g, n),
+                sym_with_spectrum(&mut g, &graded(n, 1.0, 1e-4)),
+                sym_with_spectrum(&mut g, &pairs),
+                sym_with_spectrum(&mut g, &mixed),
+                u.mul(&u.t()),
+                M::eye(n, n),
+                sym_gaussian(&mut g, n),
+            ];
+            let nan_at = 6;
+            let mut inp = Input::<T>::contiguous(&mats, &[mats.len()], n, n);
+            inp.set(nan_at, n - 1, 0, T::NAN);
+            for vectors in [true, false] {
+                let ctx = format!(
+                    "{} eigh n={n} vectors={vectors} kernel {}",
+                    dtype_name::<T>(),
+                    k.name
+                );
+                let (res, info) = match batchlin::eigh_ex(&inp.view(), Uplo::Lower, vectors, &opts)
+                {
+                    Ok(x) => x,
+                    Err(e) => {
+                        assert_eq!(e.kind(), "argument", "{ctx}: {e}");
+                        continue;
+                    }
+                };
+                check_batch_with_nan(&inp, &res, &info, nan_at, t, &ctx);
+            }
+        }
+    }
+}
+
+#[test]
+fn eigh_every_cuda_kernel_close_pairs_f32() {
+    every_cuda_kernel_close_pairs::<f32>(242);
+}
+
+#[test]
+fn eigh_every_cuda_kernel_close_pairs_f64() {
+    every_cuda_kernel_close_pairs::<f64>(243);
 }

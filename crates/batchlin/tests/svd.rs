@@ -856,22 +856,6 @@ fn svd_rank_deficient_flag() {
     rank_flag::<f64>(221);
 }
 
-/// r singular values from 1 down in pairs: well apart between pairs, and within a pair
-/// 1e-3, 1e-5, 1e-7 apart or equal, in turn (the `bidiag` kernel's fast path orthogonalises
-/// vectors of values closer than 1e-2 of the largest and declines values that coincide).
-fn close_pairs(r: usize) -> Vec<f64> {
-    let mut s = vec![1.0];
-    for k in 1..r {
-        let gap = if k % 2 == 1 {
-            [1e-3, 1e-5, 1e-7, 0.0][(k / 2) % 4]
-        } else {
-            0.5 / r as f64
-        };
-        s.push(s[k - 1] - gap);
-    }
-    s
-}
-
 /// Every CUDA SVD kernel forced (where a GPU is present), at the shapes around the `warp`
 /// kernel's bounds (1, 2, 31, 32, 33 columns; 16/17, 32/33 and 64/65 rows; tall and
 /// wide; past the QR kernels' bounds; 128 columns and more), on Gaussian, graded, rank-deficient and zero matrices, close and

@@ -25,7 +25,7 @@ use cudarc::driver::sys as cu;
 
 use super::driver::{launch, Device, RawStream, Scratch};
 use super::eigh::Call;
-use crate::{Error, Problem, Real, Result};
+use crate::{DType, Error, Problem, Real, Result};
 
 type Handle = *mut c_void;
 type Status = i32;
@@ -198,9 +198,13 @@ pub(crate) fn supports_eigh(p: &Problem) -> bool {
     p.m == p.n && p.n <= MAX_N && availability().is_ok()
 }
 
-/// The eigh shapes the planner sends to cuSOLVER rather than `block`.
+/// The eigh shapes the planner sends to cuSOLVER rather than `block`: from n = 192 in
+/// float32, 128 in float64 (from 128 in both before `block`'s fast path). `block` against
+/// `cusolver` on the H200 (ms, 2026-12-04, docs/results/h200/2026-12-04-eigh-fast-path):
+/// float32 1024x128x128 5.9 / 7.5, 1024x160x160 11.1 / 20.6, 512x192x192 12.9 / 12.6,
+/// 256x256x256 23.3 / 9.5; float64 1024x96x96 6.1 / 9.0, 1024x128x128 17.3 / 13.0.
 pub(crate) fn prefer_eigh(p: &Problem) -> bool {
-    p.n >= 128
+    p.n >= if p.dtype == DType::F32 { 192 } else { 128 }
 }
 
 /// Any m x n (the tall orientation goes in), up to the size eigh takes.

@@ -1,8 +1,9 @@
 //! GPU eigh and eigvalsh (kernels/eigh.cu): the `block` kernel, one block a matrix, the
 //! work matrix in shared memory where it fits and in global scratch beyond, so it takes
-//! every n; the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32.
-//! Their launch, sizing and routing rule are here; docs/proposals/gpu-eigh-svd.md has the
-//! design and the measurements.
+//! every n (vectors by twisted factorisations where it can vouch for them, else tql2);
+//! the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32. Their
+//! launch, sizing and routing rule are here; docs/proposals/gpu-eigh-svd.md has the design
+//! and the measurements.
 
 use super::driver::{launch, Device, RawStream, Scratch};
 use super::instantiations as insts;
@@ -33,6 +34,8 @@ struct EighArgs {
     lower: i32,
     ld: i32,
     nmat: i32,
+    a_global: i32,
+    fast: i32,
 }
 
 /// One eigh call on device memory.
@@ -56,6 +59,13 @@ fn ld(n: usize) -> usize {
 /// Elements of T of the work matrix (A, with Q and then Z formed over it).
 fn big_elems(n: usize) -> usize {
     n * ld(n)
+}
+
+/// Elements of T a matrix of the fast path's global scratch (kernels/eigh.cu
+/// `bl_eigh_fast`): the twisted factorisations' vectors, their orthogonalised copy and
+/// X^T X - I, n x n each.
+fn fast_elems(n: usize) -> usize {
+    3 * n * n
 }
 
 /// Bytes of the small vectors (always in shared memory): d, e, tau, v, p, two rotation
@@ -99,7 +109,8 @@ fn warp_size(n: usize) -> Option<usize> {
 /// - eigvalsh (the experiment's values-alone build against `block`'s bisection): n = 16
 ///   float 0.054 vs 0.107, double 0.135 vs 0.249; n = 32 0.315 vs 0.218, 0.74 vs 0.58
 ///   (Jacobi saves only V's rotations): `warp` up to 16.
-/// - From 128 cuSOLVER's batched eigh where it loads (cusolver.rs has the numbers).
+/// - cuSOLVER's batched eigh where it loads from n = 192 in float32 and 128 in float64
+///   (`cusolver::prefer_eigh` has the numbers; `block`'s fast path took float32 128-191).
 pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
     let warp = match (p.variant, p.dtype) {
         (Variant::Eigvalsh, _) => p.n <= 16,
@@ -195,17 +206,22 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
         dev.smem_optin,
     )?;
     let mut args = args(c);
-    // Global work in chunks of the batch of at most WORK_BYTES.
+    // Global work (A where it does not fit in shared memory, the fast path's scratch with
+    // vectors) in chunks of the batch of at most WORK_BYTES.
+    let fast = c.v.is_some() && n >= 2;
+    let per = if in_smem { 0 } else { big_elems(n) } + if fast { fast_elems(n) } else { 0 };
     let mut sc = Scratch::new(stream);
-    let chunk = if in_smem {
+    let chunk = if per == 0 {
         batch
     } else {
-        (WORK_BYTES / big.max(1)).clamp(1, batch)
+        (WORK_BYTES / (per * es)).clamp(1, batch)
     };
-    if !in_smem {
-        args.work = sc.alloc(chunk * big)?;
-        args.work_bs = big_elems(n) as i64;
+    if per > 0 {
+        args.work = sc.alloc(chunk * per * es)?;
+        args.work_bs = per as i64;
     }
+    args.a_global = !in_smem as i32;
+    args.fast = fast as i32;
     let mut b0 = 0;
     while b0 < batch {
         let cnt = chunk.min(batch - b0);

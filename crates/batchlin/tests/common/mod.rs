@@ -232,6 +232,23 @@ pub fn graded(n: usize, hi: f64, lo: f64) -> Vec<f64> {
         .collect()
 }
 
+/// r singular values (or eigenvalues) from 1 down in pairs: well apart between pairs, and
+/// within a pair 1e-3, 1e-5, 1e-7 apart or equal, in turn (the fast paths of the `bidiag`
+/// SVD and `block` eigh kernels orthogonalise vectors of values closer than 1e-2 of the
+/// largest and decline values that coincide).
+pub fn close_pairs(r: usize) -> Vec<f64> {
+    let mut s = vec![1.0];
+    for k in 1..r {
+        let gap = if k % 2 == 1 {
+            [1e-3, 1e-5, 1e-7, 0.0][(k / 2) % 4]
+        } else {
+            0.5 / r as f64
+        };
+        s.push(s[k - 1] - gap);
+    }
+    s
+}
+
 // ---------------------------------------------------------------------------------------
 // Layouts: strides for a shape, built innermost-first with optional gaps.
 

@@ -398,3 +398,175 @@ __device__ __forceinline__ double bl_fdiv(double a, double b) { return a / b; }
 template <typename T> __device__ __forceinline__ T bl_sign(T a, T b) {
     return b >= T(0) ? BlT<T>::abs_(a) : -BlT<T>::abs_(a);
 }
+
+// ---------------------------------------------------------------------------------------
+// Eigenvectors of a symmetric tridiagonal T without a serial chain, shared by the SVD's
+// `bidiag` fast path (T the Golub-Kahan tridiagonal of B: zero diagonal) and eigh's
+// `block` fast path (T from the Householder tridiagonalisation). T is given by `dg(i)`,
+// its diagonal, and `off(i)`, the entry coupling i and i + 1 (b2[i] = off(i)^2).
+
+// The diagonal of the Golub-Kahan tridiagonal.
+template <typename T> struct BlTriZero {
+    __device__ __forceinline__ T operator()(int) const { return T(0); }
+};
+
+// The eigenvalue of T of index idx (ascending, from 0) in [x0, x1) by bisection on Sturm
+// counts (LAPACK's xSTEBZ, with its pivmin guard), to 2 eps max(|x0|, |x1|) + atol;
+// steps: the halvings it took.
+template <typename T, typename Dg>
+__device__ T bl_tri_bisect(Dg dg, const T* b2, int len, int idx, T x0, T x1, T pivmin, T atol, int& steps) {
+    const T eps = BlT<T>::eps();
+    int st = 0;
+    while (st < 256) {
+        const T mid = T(0.5) * (x0 + x1);
+        const T big = BlT<T>::abs_(x0) > BlT<T>::abs_(x1) ? BlT<T>::abs_(x0) : BlT<T>::abs_(x1);
+        if (x1 - x0 <= T(2) * eps * big + atol || !(mid > x0 && mid < x1)) break;
+        int cnt = 0;
+        T t = dg(0) - mid;
+        for (int i = 0;; ++i) {
+            if (BlT<T>::abs_(t) < pivmin) t = -pivmin;
+            cnt += t < T(0);
+            if (i == len - 1) break;
+            t = dg(i + 1) - mid - bl_fdiv(b2[i], t);
+        }
+        if (cnt > idx) x1 = mid;
+        else x0 = mid;
+        ++st;
+    }
+    steps = st;
+    return T(0.5) * (x0 + x1);
+}
+
+// x[0..len) (stride xs) = the twisted-factorisation vector of T - s I (unnormalised, its
+// entry r = 1); returns its squared norm, and in gam the twist's pivot gamma_r (the
+// Rayleigh correction is gam / norm^2). The factorisations from below (dm) and from above
+// (dp), twisted where |dp_i + dm_i - (t_ii - s)| is least: one inverse-iteration step from
+// the best unit vector. x holds the lower factor's pivots on the way.
+template <typename T, typename Dg, typename Of>
+__device__ T bl_tri_twist(Dg dg, Of off, const T* b2, int len, T s, T pivmin, T* x, int xs, T& gam) {
+    auto guard = [&](T t) { return BlT<T>::abs_(t) < pivmin ? -pivmin : t; };
+    // From below: dm_i = t_ii - s - b_i^2 / dm_{i+1}.
+    T t = guard(dg(len - 1) - s);
+    x[(bl_i64)(len - 1) * xs] = t;
+    for (int i = len - 2; i >= 0; --i) {
+        t = guard(dg(i) - s - bl_fdiv(b2[i], t));
+        x[(bl_i64)i * xs] = t;
+    }
+    // From above: dp_i = t_ii - s - b_{i-1}^2 / dp_{i-1}; the twist where |gamma_i| is least.
+    t = guard(dg(0) - s);
+    T best = t + x[0] - (dg(0) - s);
+    int r = 0;
+    for (int i = 1; i < len; ++i) {
+        t = guard(dg(i) - s - bl_fdiv(b2[i - 1], t));
+        const T gi = t + x[(bl_i64)i * xs] - (dg(i) - s);
+        if (BlT<T>::abs_(gi) < BlT<T>::abs_(best)) {
+            best = gi;
+            r = i;
+        }
+    }
+    gam = best;
+    // dp again above the twist, over dm there.
+    t = guard(dg(0) - s);
+    for (int i = 0; i < r; ++i) {
+        x[(bl_i64)i * xs] = t;
+        t = guard(dg(i + 1) - s - bl_fdiv(b2[i], t));
+    }
+    // The vector: z_r = 1, z_i = -(b_i / dp_i) z_{i+1} above, -(b_{i-1} / dm_i) z_{i-1} below.
+    T z = T(1), nrm = T(1);
+    for (int i = r - 1; i >= 0; --i) {
+        z = -bl_fdiv(off(i), x[(bl_i64)i * xs]) * z;
+        x[(bl_i64)i * xs] = z;
+        nrm += z * z;
+    }
+    x[(bl_i64)r * xs] = T(1);
+    z = T(1);
+    for (int i = r + 1; i < len; ++i) {
+        z = -bl_fdiv(off(i - 1), x[(bl_i64)i * xs]) * z;
+        x[(bl_i64)i * xs] = z;
+        nrm += z * z;
+    }
+    return nrm;
+}
+
+// The vectors of close values made orthonormal: X0 holds q unit vectors of length len
+// (entry i of vector k at [i q + k]) for the values sig ascending; the pairs closer than
+// win get first-order symmetric (Lowdin) steps X <- X (I - E/2), E = X^T X - I over those
+// pairs (in Ex, q x q), until E is at rounding level. Returns X0 or X1, whichever holds the
+// result, or null (the same in every thread) where it cannot vouch for them: E beyond 1/4
+// (vectors that coincide: values equal or too close for their shifts), or not at rounding
+// level after three steps, or fl[0] set by the caller before (a vector that overflowed).
+// fl[1], fl[2]: E's largest entry (float bits), two slots. Starts with a barrier.
+template <typename T>
+__device__ T* bl_tri_lowdin(T* X0, T* X1, T* Ex, int len, int q, const T* sig, T win, int* fl) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const T eps = BlT<T>::eps();
+    T* X = X0;
+    T* Y = X1;
+    if (tid == 0) fl[1] = 0;
+    for (int it = 0;; ++it) {
+        int* slot = fl + 1 + (it & 1);  // two slots: one is read while the next is cleared
+        __syncthreads();
+        if (fl[0]) return nullptr;
+        // E over the window: thread c the pairs (c, b > c).
+        float emax = 0.0f;
+        for (int c = tid; c < q; c += nt)
+            for (int b = c + 1; b < q && sig[b] - sig[c] <= win; ++b) {
+                T dot = T(0);
+                for (int i = 0; i < len; ++i) dot += X[(bl_i64)i * q + b] * X[(bl_i64)i * q + c];
+                Ex[(bl_i64)b * q + c] = dot;
+                Ex[(bl_i64)c * q + b] = dot;
+                const float a = (float)BlT<T>::abs_(dot);
+                emax = a > emax ? a : emax;
+            }
+        atomicMax(slot, __float_as_int(emax));
+        __syncthreads();
+        const float em = __int_as_float(*slot);
+        if (tid == 0) fl[1 + ((it + 1) & 1)] = 0;
+        if (em <= 8.0f * (float)eps) return X;
+        if (!(em <= 0.25f) || it == 3) return nullptr;
+        // Y = X (I - E/2) over the window.
+        for (int c = tid; c < q; c += nt) {
+            int lo = c, hi = c;
+            while (lo > 0 && sig[c] - sig[lo - 1] <= win) --lo;
+            while (hi + 1 < q && sig[hi + 1] - sig[c] <= win) ++hi;
+            for (int i = 0; i < len; ++i) {
+                const T* xi = X + (bl_i64)i * q;
+                T y = xi[c];
+                for (int b = lo; b <= hi; ++b)
+                    if (b != c) y -= T(0.5) * Ex[(bl_i64)b * q + c] * xi[b];
+                Y[(bl_i64)i * q + c] = y;
+            }
+        }
+        T* tmp = X;
+        X = Y;
+        Y = tmp;
+    }
+}
+
+// The first entry of largest |x| of x[0], x[st], .., x[(len - 1) st], for every lane of
+// the warp (1 where none is larger than zero, NaN included): the sign convention's lead.
+template <typename W> __device__ W bl_warp_lead(const W* x, bl_i64 st, int len) {
+    const int lane = threadIdx.x & 31;
+    W best = W(0), lead = W(1);
+    int at = 1 << 30;
+    for (int i = lane; i < len; i += 32) {
+        const W v = x[i * st];
+        if (BlT<W>::abs_(v) > best) {
+            best = BlT<W>::abs_(v);
+            lead = v;
+            at = i;
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const W ob = bl_shfl_xor(best, off);
+        const W ol = bl_shfl_xor(lead, off);
+        const int oa = __shfl_xor_sync(0xffffffffu, at, off);
+        if (ob > best || (ob == best && oa < at)) {
+            best = ob;
+            lead = ol;
+            at = oa;
+        }
+    }
+    return lead;
+}

@@ -1,7 +1,10 @@
 // Symmetric eigendecomposition, one block a matrix (eigh_block_<t>): the named triangle
 // read into a full symmetric work matrix, scaled by a power of two so max|a| lies in
 // [0.5, 1); Householder tridiagonalisation (LAPACK xSYTD2 on the full matrix, as the CPU
-// kernel); Q formed in place over the reflectors (xORG2R); the implicit QL iteration with Wilkinson shifts
+// kernel); Q formed in place over the reflectors (xORG2R); then the fast path
+// (`bl_eigh_fast`: eigenvalues by bisection, vectors by twisted factorisations of the
+// tridiagonal, Z = Q z as tiled products; no serial chain), or, where it declines (values
+// that coincide, a diagonal tridiagonal), the implicit QL iteration with Wilkinson shifts
 // (EISPACK tql2, the CPU kernel's) run by thread 0, which logs each sweep's rotations to
 // one of two slots while every thread applies the previous slot's to its rows of Z
 // (eigenvalues alone: bisection on Sturm counts, a thread an eigenvalue); then
@@ -10,9 +13,11 @@
 //
 // The work matrix (A, then Q and Z over it; row-major, leading dimension ld, odd) sits in
 // dynamic shared memory when it fits, else in global scratch (`work`, work_bs elements a
-// matrix); the small vectors are always in shared memory.
+// matrix); the fast path's scratch (3 n^2) is in `work`, after A where A is there; the
+// small vectors are always in shared memory.
 // info: bit 0 non-finite input (every output NaN), bit 1 not converged, bits 16.. the QL
-// iterations (eigenvalues alone: the most bisection steps of an eigenvalue).
+// iterations (eigenvalues alone and the fast path: the most bisection steps of an
+// eigenvalue).
 
 // Mirrors `EighArgs` in crates/batchlin/src/cuda/eigh.rs.
 struct EighArgs {
@@ -28,7 +33,179 @@ struct EighArgs {
     int b0;  // first matrix of this launch
     int n, lower, ld;
     int nmat;  // warp kernel: matrices b0 .. b0 + nmat of this launch
+    int a_global;  // block: A in `work` (else in shared memory)
+    int fast;      // block: the fast path's scratch (3 n^2) in `work`, after A where it is there
 };
+
+// Eigenvalues of the tridiagonal (d, e; e[i] couples i and i + 1) ascending into out[0..n)
+// by bisection on Sturm counts, a thread an eigenvalue (LAPACK's xSTEBZ, with its pivmin
+// guard), every thread at once: no serial chain. e2 (n) gets e squared, *steps the most
+// steps of a value. `rel`: to relative accuracy down to eps^2 ||T|| (the vectors' shifts),
+// else to eps ||T|| (LAPACK's default abstol). Returns whether T is diagonal (then out = d,
+// exactly), the same in every thread. Ends with a barrier.
+template <typename T>
+__device__ bool bl_eigh_bisect(const T* d, const T* e, T* e2, int n, T* out, int* steps_out, bool rel, T& pivmin) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const T eps = BlT<T>::eps();
+    for (int i = tid; i < n; i += nt) e2[i] = i < n - 1 ? e[i] * e[i] : T(0);
+    if (tid == 0) *steps_out = 0;
+    __syncthreads();
+    T lo = d[0], hi = d[0], emax2 = T(0);
+    for (int i = 0; i < n; ++i) {
+        const T r = (i > 0 ? BlT<T>::abs_(e[i - 1]) : T(0)) + (i < n - 1 ? BlT<T>::abs_(e[i]) : T(0));
+        lo = d[i] - r < lo ? d[i] - r : lo;
+        hi = d[i] + r > hi ? d[i] + r : hi;
+        emax2 = e2[i] > emax2 ? e2[i] : emax2;
+    }
+    pivmin = BlT<T>::tiny() * (emax2 > T(1) ? emax2 : T(1));
+    // The interval's ends are accurate to eps times the spectrum's extent (as LAPACK's
+    // default abstol): about 25 halvings in float32, 54 in float64.
+    const T span = BlT<T>::abs_(lo) > BlT<T>::abs_(hi) ? BlT<T>::abs_(lo) : BlT<T>::abs_(hi);
+    const T atol = rel ? T(4) * pivmin + eps * eps * span : eps * span;
+    lo -= T(4) * eps * span + T(2) * pivmin;
+    hi += T(4) * eps * span + T(2) * pivmin;
+    int steps = 0;
+    for (int k = tid; k < n; k += nt) {
+        // A diagonal T (n = 1, a zero or diagonal matrix) is its own answer, exactly:
+        // bisection would stop within pivmin of it (the zero matrix gave FLT_MIN).
+        if (emax2 == T(0)) {
+            out[k] = d[k];
+            continue;
+        }
+        int st;
+        out[k] = bl_tri_bisect([=](int i) { return d[i]; }, e2, n, k, lo, hi, pivmin, atol, st);
+        steps = st > steps ? st : steps;
+    }
+    atomicMax(steps_out, steps);
+    __syncthreads();
+    return emax2 == T(0);
+}
+
+// The vectors without tql2's serial chain (block's fast path; svd.cu's bidiag has the
+// same): the eigenvalues by bisection to relative accuracy, each eigenvector of T by a
+// twisted factorisation of T - lambda I, again at the Rayleigh-corrected shift, a thread a
+// value (bl_tri_twist); the vectors of values closer than BL_EIGH_WINDOW ||T|| made
+// orthonormal by first-order symmetric steps (bl_tri_lowdin); Z = Q z as 4 x 4 tiles a
+// thread straight into the output in ascending order, the sign convention on the output,
+// the eigenvalues and the info word. Returns false (the same in every thread; tql2 then
+// takes the matrix, exact for clusters) where it cannot vouch for the vectors: T diagonal,
+// a vector that overflowed, values so close that their vectors coincide (identity,
+// rank-one, exact ties). Q: row-major over A (ld). Scratch fs: X0, X1, E (n x n each).
+// b2, sig, sc: n each of shared memory; msg: 8 ints.
+#define BL_EIGH_WINDOW 1e-2
+#ifndef BL_EIGH_FAST
+#define BL_EIGH_FAST 1  // 0: always tql2
+#endif
+// The emulator's count of matrices by path (gpu-lab/warp_emu); nothing on the GPU.
+#ifndef BL_EIGH_PATH_HOOK
+#define BL_EIGH_PATH_HOOK(fast)
+#endif
+template <typename T>
+__device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, const T* Q, const T* d, const T* e, T* b2, T* sig,
+                             T* sc, int* perm, int* msg, T* fs, int es) {
+    const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
+    const int lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    T pivmin;
+    if (bl_eigh_bisect(d, e, b2, n, sig, msg, true, pivmin)) return false;
+    const bl_i64 nn = (bl_i64)n * n;
+    T* X0 = fs;
+    int* fl = msg + 4;
+    if (tid == 0) fl[0] = 0;
+    __syncthreads();
+    const auto dg = [=](int i) { return d[i]; };
+    const auto off = [=](int i) { return e[i]; };
+    for (int k = tid; k < n; k += nt) {
+        T s = sig[k], gam;
+        T n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + k, n, gam);
+        s += gam / n2;
+        n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + k, n, gam);
+        if (!(n2 < BlT<T>::huge())) {
+            atomicMax(fl, 1);
+            continue;
+        }
+        const T inv = T(1) / BlT<T>::sqrt_(n2);
+        for (int i = 0; i < n; ++i) X0[(bl_i64)i * n + k] *= inv;
+    }
+    const T big = BlT<T>::abs_(sig[0]) > BlT<T>::abs_(sig[n - 1]) ? BlT<T>::abs_(sig[0]) : BlT<T>::abs_(sig[n - 1]);
+    const T* X = bl_tri_lowdin(X0, X0 + nn, X0 + 2 * nn, n, n, sig, T(BL_EIGH_WINDOW) * big, fl);
+    BL_EIGH_PATH_HOOK(X != nullptr);
+    if (!X) return false;
+    // The columns' inverse norms (the symmetric steps keep them only to second order).
+    for (int k = tid; k < n; k += nt) {
+        T s2 = T(0);
+        for (int i = 0; i < n; ++i) s2 += X[(bl_i64)i * n + k] * X[(bl_i64)i * n + k];
+        sc[k] = T(1) / BlT<T>::sqrt_(s2);
+    }
+    // Ascending order (bisection's values are, but for ties within rounding: a stable rank sort).
+    for (int j = tid; j < n; j += nt) {
+        const T sj = sig[j];
+        int r = 0;
+        for (int i = 0; i < n; ++i) {
+            const T si = sig[i];
+            r += (si < sj) || (si == sj && i < j);
+        }
+        perm[r] = j;
+    }
+    __syncthreads();
+    T* wp = reinterpret_cast<T*>(p.w) + b * p.w_bs;
+    T* vp = reinterpret_cast<T*>(p.v) + b * p.v_bs;
+    for (int r = tid; r < n; r += nt) wp[r * p.w_cs] = bl_scale2(sig[perm[r]], es);
+    // Z = Q X: a thread a 4 x 4 tile, rows i0 + r is and columns c0 + c cs. Q in shared
+    // memory: lanes take rows (odd ld: distinct banks) and share X's loads; in global
+    // memory lanes take columns, so that a warp's loads of Q are one row's (a broadcast)
+    // and of X consecutive.
+    const int nb = (n + 3) >> 2;
+    const bool lanes_rows = !p.a_global;
+    const int is = lanes_rows ? nb : 1, cs = lanes_rows ? 1 : nb;
+    for (int t = tid; t < nb * nb; t += nt) {
+        const int a = t % nb, b4 = (t / nb) * 4;
+        const int i0 = lanes_rows ? a : b4, c0 = lanes_rows ? b4 : a;
+        int kc[4];
+        T acc[4][4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            kc[c] = c0 + c * cs < n ? perm[c0 + c * cs] : 0;
+#pragma unroll
+            for (int r = 0; r < 4; ++r) acc[r][c] = T(0);
+        }
+        for (int j = 0; j < n; ++j) {
+            T w[4], x[4];
+#pragma unroll
+            for (int r = 0; r < 4; ++r) w[r] = i0 + r * is < n ? Q[(bl_i64)(i0 + r * is) * ld + j] : T(0);
+#pragma unroll
+            for (int c = 0; c < 4; ++c) x[c] = X[(bl_i64)j * n + kc[c]];
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+#pragma unroll
+                for (int c = 0; c < 4; ++c) acc[r][c] += w[r] * x[c];
+        }
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            const int col = c0 + c * cs;
+            if (col >= n) break;
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                const int i = i0 + r * is;
+                if (i < n) vp[i * p.v_rs + col * p.v_cs] = acc[r][c] * sc[kc[c]];
+            }
+        }
+    }
+    __syncthreads();
+    // The sign convention, on the output: each column's largest component positive.
+    for (int c = wid; c < n; c += nw) {
+        T* vc = vp + c * p.v_cs;
+        if (bl_warp_lead(vc, p.v_rs, n) < T(0))
+            for (int i = lane; i < n; i += 32) vc[i * p.v_rs] = -vc[i * p.v_rs];
+    }
+    if (tid == 0 && p.info) {
+        const int it = msg[0];
+        const unsigned itw = it > 0xffff ? 0xffffu : (unsigned)it;
+        const T lo = bl_scale2(sig[perm[0]], es), hi = bl_scale2(sig[perm[n - 1]], es);
+        const bool over = !(BlT<T>::abs_(lo) <= BlT<T>::huge() && BlT<T>::abs_(hi) <= BlT<T>::huge());
+        p.info[b] = (itw << 16) | (over ? BL_INFO_OVERFLOW : 0u);
+    }
+    return true;
+}
 
 template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
@@ -37,8 +214,9 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     const bool vec = p.v != nullptr;
     T* sm = reinterpret_cast<T*>(bl_smem);
     T* A;
-    if (p.work) {
-        A = reinterpret_cast<T*>(p.work) + (bl_i64)blockIdx.x * p.work_bs;  // per launch
+    T* gw = p.work ? reinterpret_cast<T*>(p.work) + (bl_i64)blockIdx.x * p.work_bs : nullptr;  // per launch
+    if (p.a_global) {
+        A = gw;
     } else {
         A = sm;
         sm += (bl_i64)n * ld;
@@ -113,11 +291,12 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         __syncthreads();
         if (t != T(0)) {
             // p = tau A22 v; w = p - (tau/2)(p.v) v; A22 -= v w^T + w v^T.
+            // A is symmetric: thread i takes column i, so that a warp's loads are
+            // consecutive (coalesced where A is in global memory).
             T part2 = T(0);
             for (int i = r0 + tid; i < n; i += nt) {
-                const T* row = A + (bl_i64)i * ld;
                 T s = T(0);
-                for (int j = r0; j < n; ++j) s += row[j] * vv[j];
+                for (int j = r0; j < n; ++j) s += A[(bl_i64)j * ld + i] * vv[j];
                 pp[i] = t * s;
                 part2 += pp[i] * vv[i];
             }
@@ -125,9 +304,8 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
             for (int i = r0 + tid; i < n; i += nt) pp[i] += kk * vv[i];
             __syncthreads();
             for (int i = r0 + tid; i < n; i += nt) {
-                T* row = A + (bl_i64)i * ld;
                 const T vi = vv[i], wi = pp[i];
-                for (int j = r0; j < n; ++j) row[j] -= vi * pp[j] + wi * vv[j];
+                for (int j = r0; j < n; ++j) A[(bl_i64)j * ld + i] -= vi * pp[j] + wi * vv[j];
             }
         }
         for (int i = r0 + 1 + tid; i < n; i += nt) A[(bl_i64)i * ld + k] = vv[i];
@@ -173,6 +351,13 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         }
     }
     __syncthreads();
+
+    // The fast path: vectors without tql2's chain; tql2 below where it declines.
+    if (vec && BL_EIGH_FAST && p.fast && n >= 2) {
+        T* fs = gw + (p.a_global ? (bl_i64)n * ld : 0);
+        if (bl_eigh_fast(p, b, A, d, e, vv, rot, pp, perm, msg, fs, es)) return;
+        __syncthreads();  // every thread is past the fast path's flags before tql2's messages
+    }
 
     const T eps = BlT<T>::eps();
     int iters = 0;
@@ -265,56 +450,9 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
             }
         }
     } else {
-        // Eigenvalues alone: bisection on Sturm counts, a thread an eigenvalue (LAPACK's
-        // xSTEBZ, with its pivmin guard), every thread at once: no serial chain.
-        T* e2 = vv;
-        for (int i = tid; i < n; i += nt) e2[i] = i < n - 1 ? e[i] * e[i] : T(0);
-        if (tid == 0) msg[1] = 0;
-        __syncthreads();
-        T lo = d[0], hi = d[0], emax2 = T(0);
-        for (int i = 0; i < n; ++i) {
-            const T r = (i > 0 ? BlT<T>::abs_(e[i - 1]) : T(0)) + (i < n - 1 ? BlT<T>::abs_(e[i]) : T(0));
-            lo = d[i] - r < lo ? d[i] - r : lo;
-            hi = d[i] + r > hi ? d[i] + r : hi;
-            emax2 = e2[i] > emax2 ? e2[i] : emax2;
-        }
-        const T pivmin = BlT<T>::tiny() * (emax2 > T(1) ? emax2 : T(1));
-        // The interval's ends are accurate to eps times the spectrum's extent (as LAPACK's
-        // default abstol): about 25 halvings in float32, 54 in float64.
-        const T span = BlT<T>::abs_(lo) > BlT<T>::abs_(hi) ? BlT<T>::abs_(lo) : BlT<T>::abs_(hi);
-        lo -= T(4) * eps * span + T(2) * pivmin;
-        hi += T(4) * eps * span + T(2) * pivmin;
-        int steps = 0;
-        for (int k = tid; k < n; k += nt) {
-            // A diagonal T (n = 1, a zero or diagonal matrix) is its own answer, exactly:
-            // bisection would stop within pivmin of it (the zero matrix gave FLT_MIN).
-            if (emax2 == T(0)) {
-                pp[k] = d[k];
-                continue;
-            }
-            T x0 = lo, x1 = hi;
-            int st = 0;
-            while (st < 256) {
-                const T mid = T(0.5) * (x0 + x1);
-                const T big = BlT<T>::abs_(x0) > BlT<T>::abs_(x1) ? BlT<T>::abs_(x0) : BlT<T>::abs_(x1);
-                if (x1 - x0 <= T(2) * eps * big + eps * span || !(mid > x0 && mid < x1)) break;
-                int cnt = 0;
-                T q = d[0] - mid;
-                for (int i = 0;; ++i) {
-                    if (BlT<T>::abs_(q) < pivmin) q = -pivmin;
-                    cnt += q < T(0);
-                    if (i == n - 1) break;
-                    q = d[i + 1] - mid - bl_fdiv(e2[i], q);
-                }
-                if (cnt > k) x1 = mid;
-                else x0 = mid;
-                ++st;
-            }
-            pp[k] = T(0.5) * (x0 + x1);
-            steps = st > steps ? st : steps;
-        }
-        atomicMax(msg + 1, steps);
-        __syncthreads();
+        // Eigenvalues alone: bisection, every thread at once: no serial chain.
+        T pivmin;
+        bl_eigh_bisect(d, e, vv, n, pp, msg + 1, false, pivmin);
         for (int k = tid; k < n; k += nt) d[k] = pp[k];
         if (tid == 0) iters = msg[1];
     }

@@ -155,34 +155,6 @@ __device__ bool bl_svd_load(const SvdArgs& g, bl_i64 b, W* X, int ld, int xc, W*
     return true;
 }
 
-// The first entry of largest |x| of x[0], x[st], .., x[(len - 1) st], for every lane of
-// the warp (1 where none is larger than zero, NaN included): the sign convention's lead.
-template <typename W> __device__ W bl_warp_lead(const W* x, bl_i64 st, int len) {
-    const int lane = threadIdx.x & 31;
-    W best = W(0), lead = W(1);
-    int at = 1 << 30;
-    for (int i = lane; i < len; i += 32) {
-        const W v = x[i * st];
-        if (BlT<W>::abs_(v) > best) {
-            best = BlT<W>::abs_(v);
-            lead = v;
-            at = i;
-        }
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        const W ob = bl_shfl_xor(best, off);
-        const W ol = bl_shfl_xor(lead, off);
-        const int oa = __shfl_xor_sync(0xffffffffu, at, off);
-        if (ob > best || (ob == best && oa < at)) {
-            best = ob;
-            lead = ol;
-            at = oa;
-        }
-    }
-    return lead;
-}
-
 template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int p = g.p, q = g.q, xc = g.xcols, ldu = g.ldu;
@@ -963,24 +935,9 @@ __device__ bool bl_gk_bisect(const T* d, const T* e, int q, T* b2, T* sig, int* 
             sig[k] = BlT<T>::abs_(d[k]);
             continue;
         }
-        T x0 = T(0), x1 = hi;  // sigma_k, the k-th smallest, lies in [x0, x1)
-        int st_k = 0;
-        while (st_k < 256) {
-            const T mid = T(0.5) * (x0 + x1);
-            if (x1 - x0 <= T(2) * eps * x1 + atol || !(mid > x0 && mid < x1)) break;
-            int cnt = 0;
-            T t = -mid;
-            for (int i = 0;; ++i) {
-                if (BlT<T>::abs_(t) < pivmin) t = -pivmin;
-                cnt += t < T(0);
-                if (i == 2 * q - 1) break;
-                t = -mid - bl_fdiv(b2[i], t);
-            }
-            if (cnt > q + k) x1 = mid;
-            else x0 = mid;
-            ++st_k;
-        }
-        sig[k] = T(0.5) * (x0 + x1);
+        // sigma_k, the k-th smallest, lies in [0, hi): q + k eigenvalues of T below it.
+        int st_k;
+        sig[k] = bl_tri_bisect(BlTriZero<T>{}, b2, 2 * q, q + k, T(0), hi, pivmin, atol, st_k);
         steps = st_k > steps ? st_k : steps;
     }
     atomicMax(msg, steps);
@@ -1013,49 +970,7 @@ __device__ bool bl_gk_bisect(const T* d, const T* e, int q, T* b2, T* sig, int* 
 // Rayleigh correction is gam / norm^2). x holds the lower factor's pivots on the way.
 template <typename T>
 __device__ T bl_gk_twist(const T* d, const T* e, const T* b2, int q, T s, T pivmin, T* x, int xs, T& gam) {
-    const int n2 = 2 * q;
-    auto guard = [&](T t) { return BlT<T>::abs_(t) < pivmin ? -pivmin : t; };
-    // From below: dm_i = -s - b_i^2 / dm_{i+1}.
-    T t = guard(-s);
-    x[(bl_i64)(n2 - 1) * xs] = t;
-    for (int i = n2 - 2; i >= 0; --i) {
-        t = guard(-s - bl_fdiv(b2[i], t));
-        x[(bl_i64)i * xs] = t;
-    }
-    // From above: dp_i = -s - b_{i-1}^2 / dp_{i-1}; the twist where |dp + dm + s| is least.
-    t = guard(-s);
-    T best = t + x[0] + s;
-    int r = 0;
-    for (int i = 1; i < n2; ++i) {
-        t = guard(-s - bl_fdiv(b2[i - 1], t));
-        const T gi = t + x[(bl_i64)i * xs] + s;
-        if (BlT<T>::abs_(gi) < BlT<T>::abs_(best)) {
-            best = gi;
-            r = i;
-        }
-    }
-    gam = best;
-    // dp again above the twist, over dm there.
-    t = guard(-s);
-    for (int i = 0; i < r; ++i) {
-        x[(bl_i64)i * xs] = t;
-        t = guard(-s - bl_fdiv(b2[i], t));
-    }
-    // The vector: z_r = 1, z_i = -(b_i / dp_i) z_{i+1} above, -(b_{i-1} / dm_i) z_{i-1} below.
-    T z = T(1), nrm = T(1);
-    for (int i = r - 1; i >= 0; --i) {
-        z = -bl_fdiv(bl_gk_off(d, e, i), x[(bl_i64)i * xs]) * z;
-        x[(bl_i64)i * xs] = z;
-        nrm += z * z;
-    }
-    x[(bl_i64)r * xs] = T(1);
-    z = T(1);
-    for (int i = r + 1; i < n2; ++i) {
-        z = -bl_fdiv(bl_gk_off(d, e, i - 1), x[(bl_i64)i * xs]) * z;
-        x[(bl_i64)i * xs] = z;
-        nrm += z * z;
-    }
-    return nrm;
+    return bl_tri_twist(BlTriZero<T>{}, [=](int i) { return bl_gk_off(d, e, i); }, b2, 2 * q, s, pivmin, x, xs, gam);
 }
 
 // Sets the block's rejection flag (the fast path then hands the matrix to the QR iteration).
@@ -1091,47 +1006,8 @@ __device__ T* bl_gk_fast_vectors(const T* d, const T* e, int q, const T* b2, con
         for (int i = 0; i < 2 * q; ++i) X0[(bl_i64)i * q + k] *= inv;
     }
     const T win = T(BL_GK_WINDOW) * sig[q - 1];
-    T* X = X0;
-    T* Y = X1;
-    if (tid == 0) fl[1] = 0;
-    for (int it = 0;; ++it) {
-        int* slot = fl + 1 + (it & 1);  // two slots: one is read while the next is cleared
-        __syncthreads();
-        if (fl[0]) return nullptr;
-        // E over the window: thread c the pairs (c, b > c).
-        float emax = 0.0f;
-        for (int c = tid; c < q; c += nt)
-            for (int b = c + 1; b < q && sig[b] - sig[c] <= win; ++b) {
-                T dot = T(0);
-                for (int i = 0; i < 2 * q; ++i) dot += X[(bl_i64)i * q + b] * X[(bl_i64)i * q + c];
-                Ex[(bl_i64)b * q + c] = dot;
-                Ex[(bl_i64)c * q + b] = dot;
-                const float a = (float)BlT<T>::abs_(dot);
-                emax = a > emax ? a : emax;
-            }
-        atomicMax(slot, __float_as_int(emax));
-        __syncthreads();
-        const float em = __int_as_float(*slot);
-        if (tid == 0) fl[1 + ((it + 1) & 1)] = 0;
-        if (em <= 8.0f * (float)eps) break;
-        if (!(em <= 0.25f) || it == 3) return nullptr;
-        // Y = X (I - E/2) over the window.
-        for (int c = tid; c < q; c += nt) {
-            int lo = c, hi = c;
-            while (lo > 0 && sig[c] - sig[lo - 1] <= win) --lo;
-            while (hi + 1 < q && sig[hi + 1] - sig[c] <= win) ++hi;
-            for (int i = 0; i < 2 * q; ++i) {
-                const T* xi = X + (bl_i64)i * q;
-                T y = xi[c];
-                for (int b = lo; b <= hi; ++b)
-                    if (b != c) y -= T(0.5) * Ex[(bl_i64)b * q + c] * xi[b];
-                Y[(bl_i64)i * q + c] = y;
-            }
-        }
-        T* tmp = X;
-        X = Y;
-        Y = tmp;
-    }
+    T* X = bl_tri_lowdin(X0, X1, Ex, 2 * q, q, sig, win, fl);
+    if (!X) return nullptr;
     // The halves' norms.
     for (int k = tid; k < q; k += nt) {
         T su = T(0), sv = T(0);

@@ -1,0 +1,52 @@
+// The `block` eigh kernel (kernels/eigh.cu, bl_eigh_block) run on the host, one matrix at a
+// time as a block of one warp: a thread a lane, the warp intrinsics and __syncthreads by
+// barriers (warp_emu.h), shared memory a static buffer. Built by eigh_block_emu.py.
+#include "warp_emu.h"
+#include <cstdlib>
+// eigh.cu's warp kernel compiles along (it is not run).
+#define __host__
+#define __constant__
+inline bool __all_sync(unsigned, bool p) { return __ballot_sync(0, p) == 0xffffffffu; }
+thread_local Dim3 threadIdx, blockIdx;
+Dim3 blockDim{32, 1, 1};
+std::barrier<>* g_bar;
+thread_local int g_lane;
+unsigned long long g_slots[32];
+alignas(16) unsigned char bl_smem[1 << 20];
+// Matrices by path: [0] tql2 (the fast path declined), [1] the fast path (thread 0 counts).
+std::atomic<int> g_paths[2];
+#define BL_EIGH_PATH_HOOK(fast) \
+    if (threadIdx.x == 0) g_paths[(fast) ? 1 : 0]++;
+#define BL_NO_DEFAULT_INST
+#include "common_host.cu"
+#include "eigh.cu"  // its `extern __shared__` bl_smem is the buffer above
+
+template <typename T> void run_one(EighArgs g) {
+    std::barrier<> bar(32);
+    g_bar = &bar;
+    std::vector<std::thread> th;
+    for (int l = 0; l < 32; ++l)
+        th.emplace_back([=] {
+            g_lane = l; threadIdx = {(unsigned)l, 0, 0}; blockIdx = {0, 0, 0};
+            bl_eigh_block<T>(g);
+        });
+    for (auto& t : th) t.join();
+}
+// n x n row-major A (lower triangle read); w n; v n x n row-major (NULL: values alone).
+template <typename T> int eigh(const T* a, int n, T* w, T* v, unsigned* info) {
+    EighArgs g{};
+    g.a = a; g.a_rs = n; g.a_cs = 1;
+    g.w = w; g.w_cs = 1;
+    g.v = v; g.v_rs = n; g.v_cs = 1;
+    g.info = info; g.n = n; g.lower = 1; g.ld = n | 1; g.nmat = 1;
+    // EMU_A_GLOBAL=1: the work matrix in `work` too, as cuda/eigh.rs places it beyond shared memory.
+    const bool glob = getenv("EMU_A_GLOBAL") && *getenv("EMU_A_GLOBAL") == '1';
+    std::vector<T> work((glob ? (size_t)n * g.ld : 0) + 3 * (size_t)n * n + 1);  // the fast path's scratch
+    g.work = work.data(); g.work_bs = (long long)work.size();
+    g.a_global = glob; g.fast = v != nullptr && n >= 2;
+    run_one<T>(g);
+    return 0;
+}
+extern "C" int eigh_f32(const float* a, int n, float* w, float* v, unsigned* info) { return eigh(a, n, w, v, info); }
+extern "C" int eigh_f64(const double* a, int n, double* w, double* v, unsigned* info) { return eigh(a, n, w, v, info); }
+extern "C" void path_counts(int* out) { out[0] = g_paths[0]; out[1] = g_paths[1]; }
