@@ -1,13 +1,20 @@
 """Variants of the `bidiag` SVD kernel (kernels/svd.cu) timed side by side through CuPy's
 NVRTC, no library build. Each variant is the library's source with a textual change; its
 registers, spills, time (CUDA events, median of 5) and errors (||A - U S V^T|| / ||A||,
-||U^T U - I||, ||V^T V - I||, in float64) on Gaussian batches. `stop1`..`stop3` end the
-kernel after the bidiagonalisation, after forming Q and P, and after the fast path's
-vectors (before the products): where the time goes. Earlier variants (register cap,
-rotation loads ahead, one division a rotation) and what they found:
-docs/results/h200/2026-12-04-svd-bidiag.
+||U^T U - I||, ||V^T V - I||, in float64) on Gaussian batches. `stop1` and `stop2` end the
+kernel after the bidiagonalisation and after the fast path's vectors (before the
+reflectors are applied): where the time goes. `nb16`, `nb32`: 16 or 32 reflectors a block
+in bl_gk_apply at every size (the kernel's rule: 32 from 96 columns); `inline`:
+bl_gk_apply inlined (it is a call of its own). With a path to an earlier svd.cu as its
+argument, that source is timed first (`base`; it must compile against today's
+common.cu). Earlier variants (register cap, rotation loads ahead, one division a
+rotation; forming Q and P) and what they found: docs/results/h200/2026-12-04-svd-bidiag,
+2026-12-04-svd-fast-path, 2026-12-04-svd-apply.
 
-    python3 gpu-lab/svd_bidiag_lab.py          # on the GPU machine (CuPy)
+    python3 gpu-lab/svd_bidiag_lab.py [old svd.cu] [float|double]   # on the GPU machine (CuPy)
+
+LAB_COMPILE_ONLY=1 compiles the variants into CuPy's cache and times nothing (it can run
+beside a GPU job). LAB_VARIANTS=full,nb32 picks variants.
 """
 import os, statistics, sys
 import cupy as cp
@@ -31,19 +38,21 @@ extern "C" __global__ void __launch_bounds__(512, MINB) lab(const T* a, T* u, T*
 """
 
 STOPS = [
-    "    T* vneg = taup;  // free once V is formed\n",
     "    if (tid == 0) {\n        for (int i = q - 1; i >= 1; --i) e[i] = e[i - 1];",
     "        BL_SVD_PATH_HOOK(X != nullptr);\n",
 ]
 
 
-def build(minb=2, stop=0, dtype="float"):
-    src = SVD
+def build(minb=2, stop=0, dtype="float", src=None, subs=()):
+    src = src or SVD
+    for a, b in subs:
+        assert a in src, a
+        src = src.replace(a, b)
     if stop:
         at = STOPS[stop - 1]
         assert at in src, at
         cut = "    if (STOP) return;\n"
-        src = src.replace(at, at + cut) if stop != 2 else src.replace(at, cut + at)
+        src = src.replace(at, cut + at) if stop == 1 else src.replace(at, at + cut)
     code = (f"#define BL_NO_DEFAULT_INST\n#define STOP {stop}\n" + COMMON + "\n" + src
             + f"\n#define MINB {minb}\n#define T {dtype}\n" + LAB)
     return cp.RawKernel(code, "lab", options=("--std=c++17",))
@@ -96,20 +105,35 @@ def run(fn, a, vec, place, es=4):
 
 def main():
     rng = np.random.default_rng(0)
+    base = sys.argv[1] if len(sys.argv) > 1 else None
+    dtype = sys.argv[2] if len(sys.argv) > 2 else "float"
+    npt, es = (np.float32, 4) if dtype == "float" else (np.float64, 8)
     shapes = [(4096, 33, 33), (1024, 64, 64), (1024, 128, 128), (256, 256, 256)]
-    data = {sh: cp.asarray(rng.standard_normal(sh, dtype=np.float32)) for sh in shapes}
-    for name, kw in [("full", {}), ("stop1", dict(stop=1)), ("stop2", dict(stop=2)), ("stop3", dict(stop=3))]:
-        fn = build(**kw)
-        print(f"== {name}: {fn.num_regs} registers, {fn.local_size_bytes} B local", flush=True)
+    data = {sh: cp.asarray(rng.standard_normal(sh).astype(npt)) for sh in shapes}
+    rule = "#define BL_GK_WIDE_FROM 96\n"
+    variants = ([("base", dict(src=open(base).read()))] if base else []) + [
+        ("full", {}), ("nb16", dict(subs=[(rule, rule.replace("96", "100000"))])),
+        ("nb32", dict(subs=[(rule, rule.replace("96", "0"))])),
+        ("inline", dict(subs=[("__device__ __noinline__ void bl_gk_apply(", "__device__ void bl_gk_apply(")])),
+        ("stop1", dict(stop=1)), ("stop2", dict(stop=2))]
+    pick = os.environ.get("LAB_VARIANTS")
+    if pick:
+        variants = [v for v in variants if v[0] in pick.split(",")]
+    minb = 2 if dtype == "float" else 1
+    for name, kw in variants:
+        fn = build(minb=minb, dtype=dtype, **kw)
+        print(f"== {name} ({dtype}): {fn.num_regs} registers, {fn.local_size_bytes} B local", flush=True)
+        if os.environ.get("LAB_COMPILE_ONLY"):  # fill CuPy's kernel cache (CPU only)
+            continue
         for sh in shapes:
             b, p, q = sh
             # The library's place (cuda/svd.rs bidiag_shape): both in shared memory where
             # three blocks fit, V apart where A fits, else both apart.
-            es, small = 4, (16 * q + 2 * p + 32) * 4 + (q + 21) * 4
+            small = (16 * q + 2 * p + 32) * es + (q + 21) * 4
             a_b, v_b = (p | 1) * q * es, (q | 1) * q * es
             place = 0 if small + a_b + v_b <= 232448 and 3 * (small + a_b + v_b) <= 232448 else 1 if small + a_b <= 232448 else 2
-            ms, err = run(fn, data[sh], True, place)
-            print(f"  {b}x{p}x{q} place {place}: {ms:.3f} ms  {err if not kw else ''}", flush=True)
+            ms, err = run(fn, data[sh], True, place, es)
+            print(f"  {b}x{p}x{q} place {place}: {ms:.3f} ms  {err if 'stop' not in name else ''}", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <vector>
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 #define __global__
 #define __align__(x)
 #define __launch_bounds__(...)

@@ -570,3 +570,13 @@ template <typename W> __device__ W bl_warp_lead(const W* x, bl_i64 st, int len) 
     }
     return lead;
 }
+
+// The sign convention on one factor column, by a warp: a (na entries, stride sa) negated
+// where its lead (bl_warp_lead) is negative, and b (nb entries, stride sb: the other
+// factor's column or row) with it; a NaN column stays as it is.
+template <typename T> __device__ void bl_warp_sign(T* a, bl_i64 sa, int na, T* b, bl_i64 sb, int nb) {
+    if (bl_warp_lead(a, sa, na) < T(0)) {
+        for (int i = threadIdx.x & 31; i < na; i += 32) a[i * sa] = -a[i * sa];
+        for (int i = threadIdx.x & 31; i < nb; i += 32) b[i * sb] = -b[i * sb];
+    }
+}

@@ -104,7 +104,7 @@ template <typename T>
 __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, const T* Q, const T* d, const T* e, T* b2, T* sig,
                              T* sc, int* perm, int* msg, T* fs, int es) {
     const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
-    const int lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    const int wid = tid >> 5, nw = nt >> 5;
     T pivmin;
     if (bl_eigh_bisect(d, e, b2, n, sig, msg, true, pivmin)) return false;
     const bl_i64 nn = (bl_i64)n * n;
@@ -192,11 +192,7 @@ __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, const T* Q, const T* d
     }
     __syncthreads();
     // The sign convention, on the output: each column's largest component positive.
-    for (int c = wid; c < n; c += nw) {
-        T* vc = vp + c * p.v_cs;
-        if (bl_warp_lead(vc, p.v_rs, n) < T(0))
-            for (int i = lane; i < n; i += 32) vc[i * p.v_rs] = -vc[i * p.v_rs];
-    }
+    for (int c = wid; c < n; c += nw) bl_warp_sign(vp + c * p.v_cs, p.v_rs, n, vp, 0, 0);
     if (tid == 0 && p.info) {
         const int it = msg[0];
         const unsigned itw = it > 0xffff ? 0xffffu : (unsigned)it;

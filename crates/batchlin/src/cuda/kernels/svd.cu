@@ -663,9 +663,10 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
 // svd_bidiag_<t>: Golub-Kahan, a block a matrix, on the tall p x q: the CPU kernel's
 // algorithm (cpu/kernels/golub_kahan_svd.rs) with the eigh block kernel's division of
 // labour. Householder bidiagonalisation (LAPACK xGEBD2) of the scaled matrix in the work
-// A (column-major, ld odd), each right reflector kept in a column of the work V; U formed
-// over A and V over its reflectors (xORG2R); then the Golub-Reinsch implicit-shift QR
-// iteration on the bidiagonal, run by thread 0, which publishes each chase's rotations
+// A (column-major, ld odd), each right reflector kept in a column of the work V; for the
+// QR iteration, U formed over A and V over its reflectors (xORG2R); then the
+// Golub-Reinsch implicit-shift QR iteration on the bidiagonal, run by thread 0, which
+// publishes each chase's rotations
 // (and a cancellation's, where a diagonal entry is negligible) in one of two slots while
 // the other warps apply the previous slot's to their rows of U and V. U = Q x rotations, so
 // its columns are orthonormal even where singular values are zero. Then the columns
@@ -675,7 +676,8 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
 // error grows with n, not with the rotations' count as Jacobi's does.
 // Before the QR iteration, the fast path (`bl_gk_fast_vectors`): the values by bisection
 // and the vectors by twisted factorisations of the Golub-Kahan tridiagonal, a thread a
-// value, U = Q u and V = P v as products; no serial chain. Where it cannot vouch for its
+// value, U = Q [u; 0] and V = P v by applying the reflectors to u and v (bl_gk_apply: Q
+// and P never formed); no serial chain. Where it cannot vouch for its
 // vectors (values that coincide: identity, ones, clusters; B diagonal) the QR iteration
 // takes the matrix.
 // Values alone skip U, V and the QR iteration: bisection on the Golub-Kahan tridiagonal.
@@ -1024,46 +1026,161 @@ __device__ T* bl_gk_fast_vectors(const T* d, const T* e, int q, const T* b2, con
     return fl[0] ? nullptr : X;
 }
 
-// out(i, c) = sum_j W(i, j) X[2j q + k] scale[k], k = q - 1 - c, for the rows x q columns
-// of the output (W column-major, ld; X's entries for j at stride 2q, the odd or even
-// halves). A thread a 4 x 4 tile (rows i0 + r rb, so that a warp's rows are consecutive in
-// W's columns; columns c0..c0+3): sixteen products a pair of four loads, against one a
-// pair (H200 2026-12-04: the one-a-pair loop took 5.3 of 19 ms at 1024x128x128).
+// Reflectors a block in bl_gk_apply (three barriers a block): BL_GK_NB, or BL_GK_NB_WIDE
+// from BL_GK_WIDE_FROM columns.
+#define BL_GK_NB 16
+#define BL_GK_NB_WIDE 32
+#define BL_GK_WIDE_FROM 96
+
+// One product of bl_gk_apply: Y <- H_0 H_1 ... H_{k-1} Y for the m x n matrix Y (element
+// (i, c) at Y[i ys + c cs]), H_j = I - tau[j] v_j v_j^T with v_j column j of R (column-
+// major, ld) stored whole: zero above row j, 1 at row j (bl_gk_explicit); nbk reflectors
+// a block. Z: min(nbk, k) x (n + min(nbk, k)) elements of scratch.
+template <typename T> struct BlRefl {
+    const T* R;
+    const T* tau;
+    T* Y;
+    T* Z;
+    bl_i64 ys, cs;
+    int ld, m, k, n, nbk;
+};
+
+// Reflectors j < k stored whole in R for bl_gk_apply: rows above j zeroed, row j set to
+// 1 (the bidiagonalisation leaves B's rows, or nothing, there). By the block's threads,
+// no barrier.
+template <typename T> __device__ __forceinline__ void bl_gk_explicit(T* R, int ld, int k) {
+    for (int idx = threadIdx.x; idx < k * k; idx += blockDim.x) {
+        const int j = idx / k, r = idx - j * k;
+        if (r <= j) R[(bl_i64)j * ld + r] = r == j ? T(1) : T(0);
+    }
+}
+
+// acc[u][c] = sum over rows r = r0, r0 + G, .. < m of v[r + u ld] x[r xr + c xc], u and c
+// clamped to ku and cu (the tile's last valid column; the rest is not written).
+template <typename T, typename S>
+__device__ __forceinline__ void bl_gk_tile(T (&acc)[4][4], const T* v, int ld, int ku, const T* x, S xr, S xc, int cu,
+                                           int m, int r0, int G) {
+    int vo[4];
+    S xo[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+        vo[u] = (u < ku ? u : ku) * ld;
+        xo[u] = (u < cu ? u : cu) * xc;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[u][c] = T(0);
+    }
+    for (int r = r0; r < m; r += G) {
+        T a[4], y[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            a[u] = v[vo[u] + r];
+            y[u] = x[r * xr + xo[u]];
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[u][c] += a[u] * y[c];
+    }
+}
+
+// acc[u][c] = sum over l < nb of v[l ld + u rs] w[l zl + c cs].
 template <typename T>
-__device__ void bl_gk_product(const T* W, int ld, int rows, int q, const T* X, const T* scale, T* out,
-                              bl_i64 rs, bl_i64 cs) {
-    const int rb = (rows + 3) >> 2, cb = (q + 3) >> 2;
-    for (int t = threadIdx.x; t < rb * cb; t += blockDim.x) {
-        const int i0 = t % rb, c0 = (t / rb) * 4;
-        T acc[4][4];
+__device__ __forceinline__ void bl_gk_update_tile(T (&acc)[4][4], const T* v, int ld, int rs, const T* w, int zl, int cs,
+                                                  int nb) {
 #pragma unroll
-        for (int r = 0; r < 4; ++r)
+    for (int u = 0; u < 4; ++u)
 #pragma unroll
-            for (int c = 0; c < 4; ++c) acc[r][c] = T(0);
-        for (int j = 0; j < q; ++j) {
-            T w[4], x[4];
+        for (int c = 0; c < 4; ++c) acc[u][c] = T(0);
+    for (int l = 0; l < nb; ++l, v += ld, w += zl) {
+        T a[4], y[4];
 #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                const int i = i0 + r * rb;
-                w[r] = i < rows ? W[(bl_i64)j * ld + i] : T(0);
-            }
-#pragma unroll
-            for (int c = 0; c < 4; ++c) x[c] = c0 + c < q ? X[(bl_i64)(2 * j) * q + (q - 1 - c0 - c)] : T(0);
-#pragma unroll
-            for (int r = 0; r < 4; ++r)
-#pragma unroll
-                for (int c = 0; c < 4; ++c) acc[r][c] += w[r] * x[c];
+        for (int u = 0; u < 4; ++u) {
+            a[u] = v[u * rs];
+            y[u] = w[u * cs];
         }
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            if (c0 + c >= q) break;
-            const T sc = scale[q - 1 - c0 - c];
+        for (int u = 0; u < 4; ++u)
 #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                const int i = i0 + r * rb;
-                if (i < rows) out[i * rs + (c0 + c) * cs] = acc[r][c] * sc;
+            for (int c = 0; c < 4; ++c) acc[u][c] += a[u] * y[c];
+    }
+}
+
+// Y <- H_0 H_1 ... H_{k-1} Y (BlRefl J) without forming the product (xORG2R) or
+// multiplying by it: blocks of nbk reflectors from the last, each Y -= V W with W
+// from Z = V^T Y and G = V^T V by the recurrence w_j = tau_j (z_j - sum_{l > j} G_jl w_l)
+// (the compact WY form, its T never formed); three barriers a block. Z's tiles past the
+// edge read the last valid column, Y's update tiles up to 3 rows or columns beyond (see
+// there); neither writes those. Ends with a barrier.
+template <typename T> __device__ __noinline__ void bl_gk_apply(const BlRefl<T> J) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const bool rows_fast = (J.ys < 0 ? -J.ys : J.ys) <= (J.cs < 0 ? -J.cs : J.cs);
+    for (int j1 = J.k; j1 > 0; j1 -= J.nbk) {
+        const int j0 = j1 > J.nbk ? j1 - J.nbk : 0, nb = j1 - j0, zl = J.n + nb;
+        // Z and G: a 4 x 4 tile a group of G lanes (rows split among them, summed by
+        // shuffles), Z's tiles then G's.
+        const int kb = (nb + 3) >> 2, tz = kb * ((J.n + 3) >> 2), tiles = tz + kb * kb;
+        int G = 1;
+        while (G < 32 && tiles * G * 2 <= nt) G *= 2;
+        const int gl = tid & (G - 1), ng = nt / G;
+        for (int base = 0; base < tiles; base += ng) {  // the same trip count in every lane
+            const int t = base + tid / G, gt = t >= tz;
+            const int ti = gt ? t - tz : t, k0 = (ti % kb) * 4, c0 = (ti / kb) * 4;
+            const int lim = gt ? nb : J.n;
+            // v: columns j0 + k0 .. of R; x: columns c0 .. of Y, or j0 + c0 .. of R.
+            T acc[4][4];
+            const T* vp = J.R + (bl_i64)(j0 + k0) * J.ld;
+            const int ku = nb - 1 - k0, cu = lim - 1 - c0;  // the last valid v and x
+            const int m = t < tiles ? J.m : 0;              // a lane past the tiles: zeros
+            if (gt) bl_gk_tile<T>(acc, vp, J.ld, ku, J.R + (bl_i64)(j0 + c0) * J.ld, 1, J.ld, cu, m, j0 + gl, G);
+            else bl_gk_tile<T>(acc, vp, J.ld, ku, J.Y + c0 * J.cs, J.ys, J.cs, cu, m, j0 + gl, G);
+            for (int off = G >> 1; off > 0; off >>= 1)
+#pragma unroll
+                for (int u = 0; u < 4; ++u)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) acc[u][c] += bl_shfl_xor(acc[u][c], off);
+            if (t < tiles && gl == 0) {
+                const int col = gt ? J.n : 0;
+#pragma unroll
+                for (int u = 0; u < 4; ++u)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c)
+                        if (k0 + u < nb && c0 + c < lim) J.Z[(k0 + u) * zl + col + c0 + c] = acc[u][c];
             }
         }
+        __syncthreads();
+        // W over Z, a thread a column of Y.
+        for (int c = tid; c < J.n; c += nt)
+            for (int u = nb - 1; u >= 0; --u) {
+                const T* gu = J.Z + u * zl + J.n;
+                T s = J.Z[u * zl + c];
+                for (int l = u + 1; l < nb; ++l) s -= gu[l] * J.Z[l * zl + c];
+                J.Z[u * zl + c] = J.tau[j0 + u] * s;
+            }
+        __syncthreads();
+        // Y -= V W over rows j0..m: a thread a 4 x 4 tile, a warp's entries consecutive
+        // along Y's contiguous axis: rows i0 + u rb where Y is column-major, else columns
+        // c0 + c cb.
+        const int rb = (J.m - j0 + 3) >> 2, cb = (J.n + 3) >> 2;
+        const int rstep = rows_fast ? rb : 1, cstep = rows_fast ? 1 : cb;
+        for (int t = tid; t < rb * cb; t += nt) {
+            const int ir = rows_fast ? t % rb : t / cb, ic = rows_fast ? t / rb : t % cb;
+            const int i0 = j0 + (rows_fast ? ir : 4 * ir), c0 = rows_fast ? 4 * ic : ic;
+            // A tile past the edge reads up to 3 rows past R's column (the next column, or
+            // what follows R in memory: V, d or the scratch) and up to 3 columns past Z's row
+            // (G, or the scratch after Z); those entries are not written.
+            T acc[4][4];
+            bl_gk_update_tile<T>(acc, J.R + (bl_i64)j0 * J.ld + i0, J.ld, rstep, J.Z + c0, zl, cstep, nb);
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                const int i = i0 + u * rstep;
+#pragma unroll
+                for (int c = 0; c < 4; ++c) {
+                    const int cc = c0 + c * cstep;
+                    if (i < J.m && cc < J.n) J.Y[i * J.ys + cc * J.cs] -= acc[u][c];
+                }
+            }
+        }
+        __syncthreads();
     }
 }
 
@@ -1170,6 +1287,60 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
             __syncthreads();
         }
     }
+    if (tid == 0) {
+        for (int i = q - 1; i >= 1; --i) e[i] = e[i - 1];
+        e[0] = T(0);
+    }
+    __syncthreads();
+
+    // The fast path: values by bisection, vectors by twisted factorisations, [u; 0] and v
+    // written to the outputs and the reflectors applied to them there (U = Q [u; 0],
+    // V = P v; Q and P never formed). The QR iteration below where it declines.
+    T* fs = gw ? gw + (g.place == 2 ? (bl_i64)ld * q + (bl_i64)ldv * q : g.place == 1 ? (bl_i64)ldv * q : 0)
+               : nullptr;
+    if (vec && q >= 2 && fs) {
+        const bl_i64 qq = (bl_i64)q * q;
+        T* sig = rot + 2 * q;
+        const bool diagonal = bl_gk_bisect(d, e, q, rot, sig, msg, true);
+        const T* X = diagonal ? nullptr : bl_gk_fast_vectors(d, e, q, rot, sig, fs, fs + 2 * qq, fs + 4 * qq, vv, wv, msg + 18);
+        BL_SVD_PATH_HOOK(X != nullptr);
+        if (X) {
+            for (int c = tid; c < q; c += nt) sp[c * g.s_cs] = bl_scale2(sig[q - 1 - c], es);
+            // Column c holds value q - 1 - c (the largest first): u (odd rows of X) over
+            // rows 0..q of U, zero below; v (even rows) over V; a warp's entries
+            // consecutive along the output's contiguous axis. The reflectors stored whole.
+            for (int idx = tid; idx < (p + q) * q; idx += nt) {
+                const bool in_u = idx < p * q;
+                const int o = in_u ? idx : idx - p * q, rows = in_u ? p : q;
+                const bl_i64 rs = in_u ? g.x_rs : g.y_rs, cs = in_u ? g.x_cs : g.y_cs;
+                const bool by_col = (rs < 0 ? -rs : rs) <= (cs < 0 ? -cs : cs);
+                const int c = by_col ? o / rows : o % q, i = by_col ? o - c * rows : o / q, kx = q - 1 - c;
+                if (in_u) xp[i * rs + c * cs] = i < q ? X[(bl_i64)(2 * i + 1) * q + kx] * vv[kx] : T(0);
+                else yp[i * rs + c * cs] = X[(bl_i64)(2 * i) * q + kx] * wv[kx];
+            }
+            bl_gk_explicit(A, ld, q);
+            bl_gk_explicit(V + ldv + 1, ldv, q - 1);
+            __syncthreads();
+            // X is spent: fs is bl_gk_apply's Z. V = P v, P = 1 (+) the (q-1) x (q-1)
+            // block of right reflectors.
+            const int nbk = q >= BL_GK_WIDE_FROM ? BL_GK_NB_WIDE : BL_GK_NB;
+            const BlRefl<T> ru{A, tauq, xp, fs, g.x_rs, g.x_cs, ld, p, q, q, nbk};
+            const BlRefl<T> rv{V + ldv + 1, taup, yp + g.y_rs, fs, g.y_rs, g.y_cs, ldv, q - 1, q - 1, q, nbk};
+            bl_gk_apply(ru);
+            bl_gk_apply(rv);
+            // The sign convention, on the outputs: A's U is work U, or work V for a wide A.
+            for (int c = wid; c < q; c += nw) {
+                T* xc = xp + c * g.x_cs;
+                T* yc = yp + c * g.y_cs;
+                if (g.sign_from_v) bl_warp_sign(yc, g.y_rs, q, xc, g.x_rs, p);
+                else bl_warp_sign(xc, g.x_rs, p, yc, g.y_rs, q);
+            }
+            if (tid == 0 && g.info)
+                g.info[b] = bl_svd_info<T>(msg[0], true, sig[q - 1], sig[0], p, BlT<T>::eps(), es);
+            return;
+        }
+    }
+
     T* vneg = taup;  // free once V is formed
     if (vec) {
         // U = Q over A; V = P: 1 then the (q-1) x (q-1) block of reflectors.
@@ -1181,43 +1352,6 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         }
         __syncthreads();
         for (int j = tid; j < q; j += nt) vneg[j] = T(1);
-    }
-    if (tid == 0) {
-        for (int i = q - 1; i >= 1; --i) e[i] = e[i - 1];
-        e[0] = T(0);
-    }
-    __syncthreads();
-
-    // The fast path: values by bisection, vectors by twisted factorisations, U = Q u and
-    // V = P v straight into the outputs. The QR iteration below where it declines.
-    T* fs = gw ? gw + (g.place == 2 ? (bl_i64)ld * q + (bl_i64)ldv * q : g.place == 1 ? (bl_i64)ldv * q : 0)
-               : nullptr;
-    if (vec && q >= 2 && fs) {
-        const bl_i64 qq = (bl_i64)q * q;
-        T* sig = rot + 2 * q;
-        const bool diagonal = bl_gk_bisect(d, e, q, rot, sig, msg, true);
-        const T* X = diagonal ? nullptr : bl_gk_fast_vectors(d, e, q, rot, sig, fs, fs + 2 * qq, fs + 4 * qq, vv, wv, msg + 18);
-        BL_SVD_PATH_HOOK(X != nullptr);
-        if (X) {
-            for (int c = tid; c < q; c += nt) sp[c * g.s_cs] = bl_scale2(sig[q - 1 - c], es);
-            // Column c holds value q - 1 - c (the largest first).
-            bl_gk_product(A, ld, p, q, X + q, vv, xp, g.x_rs, g.x_cs);
-            bl_gk_product(V, ldv, q, q, X, wv, yp, g.y_rs, g.y_cs);
-            __syncthreads();
-            // The sign convention, on the outputs: A's U is work U, or work V for a wide A.
-            for (int c = wid; c < q; c += nw) {
-                T* xc = xp + c * g.x_cs;
-                T* yc = yp + c * g.y_cs;
-                const T lead = g.sign_from_v ? bl_warp_lead(yc, g.y_rs, q) : bl_warp_lead(xc, g.x_rs, p);
-                if (lead < T(0)) {
-                    for (int i = lane; i < p; i += 32) xc[i * g.x_rs] = -xc[i * g.x_rs];
-                    for (int i = lane; i < q; i += 32) yc[i * g.y_rs] = -yc[i * g.y_rs];
-                }
-            }
-            if (tid == 0 && g.info)
-                g.info[b] = bl_svd_info<T>(msg[0], true, sig[q - 1], sig[0], p, BlT<T>::eps(), es);
-            return;
-        }
     }
 
     // The bidiagonal QR iteration: thread 0 computes, every thread applies (rows of U
@@ -1408,15 +1542,9 @@ template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
     if (!g.u) return;
     T* U = (T*)g.u + b * g.u_bs;
     T* V = (T*)g.vh + b * g.vh_bs;
-    const int lane = threadIdx.x & 31, nw = blockDim.x >> 5;
-    for (int j = threadIdx.x >> 5; j < g.u_cols; j += nw) {
-        const T lead = bl_warp_lead(U + (bl_i64)j * g.u_cs, g.u_rs, g.u_rows);
-        if (lead < T(0)) {  // NaN columns stay as they are
-            for (int i = lane; i < g.u_rows; i += 32) U[(bl_i64)i * g.u_rs + (bl_i64)j * g.u_cs] *= T(-1);
-            if (j < g.q)
-                for (int k = lane; k < g.vh_cols; k += 32) V[(bl_i64)j * g.vh_rs + (bl_i64)k * g.vh_cs] *= T(-1);
-        }
-    }
+    const int nw = blockDim.x >> 5;
+    for (int j = threadIdx.x >> 5; j < g.u_cols; j += nw)
+        bl_warp_sign(U + (bl_i64)j * g.u_cs, g.u_rs, g.u_rows, V + (bl_i64)j * g.vh_rs, g.vh_cs, j < g.q ? g.vh_cols : 0);
 }
 
 // Mirrors `SvdCusArgs` in crates/batchlin/src/cuda/svd.rs: cuSOLVER's results (cuda/
