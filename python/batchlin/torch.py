@@ -108,11 +108,19 @@ _below_autograd = getattr(_C, "_AutoDispatchBelowAutograd", None)
 _after_autograd = getattr(_C, "_after_autograd_keyset", None)
 _after_inplace_or_view = getattr(_C, "_after_ADInplaceOrView_keyset", None)
 _DispatchKey = getattr(_C, "DispatchKey", None)
-_OWN_AUTOGRAD = all(x is not None for x in (_below_autograd, _after_autograd,
-                                           _after_inplace_or_view, _DispatchKey))
+_OWN_AUTOGRAD = (all(x is not None for x in (_below_autograd, _after_autograd,
+                                            _after_inplace_or_view, _DispatchKey))
+                 and hasattr(getattr(_C, "DispatchKeySet", None), "raw_repr"))
 if _OWN_AUTOGRAD:
-    # Below autograd, a plain tensor on these goes straight to the kernel.
     _DIRECT = (_DispatchKey.CPU, _DispatchKey.CUDA)
+    _direct = {}  # DispatchKeySet.raw_repr() -> _goes_direct (a handful of keysets)
+
+
+def _goes_direct(keyset) -> bool:
+    """Whether the dispatcher, below autograd, would call the kernel itself: a CPU or
+    CUDA tensor with nothing between (no fake or functional tensor, no dispatch mode,
+    no lazy negation)."""
+    return (keyset & _after_inplace_or_view).highestPriorityTypeId() in _DIRECT
 
 
 def _register(name: str, schema: str, kernel, fake, setup_context, backward):
@@ -144,7 +152,11 @@ def _register(name: str, schema: str, kernel, fake, setup_context, backward):
     redispatch = op.redispatch
 
     def no_grad(keyset, args):
-        if (keyset & _after_inplace_or_view).highestPriorityTypeId() in _DIRECT:
+        raw = keyset.raw_repr()
+        direct = _direct.get(raw)
+        if direct is None:
+            direct = _direct[raw] = _goes_direct(keyset)
+        if direct:
             return kernel(*args)
         with _below_autograd():
             return redispatch(keyset & _after_autograd, *args)
