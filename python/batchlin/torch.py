@@ -8,10 +8,12 @@ Importing this module (batchlin does it by itself as soon as torch is loaded) re
     torch.ops.batchlin.svd(a, full_matrices, backend) -> (U, S, Vh, info)
     torch.ops.batchlin.svdvals(a, backend) -> (S, info)
 
-with `torch.library.custom_op`, each with a fake (meta) implementation, so that
-`torch.compile(fullgraph=True)` traces them, and with autograd by the backward formulas
-torch.linalg uses (the same degenerate cases: see the docstrings of the *_backward
-functions). `info` is int32 (as torch.linalg's *_ex info), with batchlin's bit layout.
+with `torch.library.Library` (`_register`: one kernel for every device, a fake (meta)
+implementation, so that `torch.compile(fullgraph=True)` traces them, and an autograd
+kernel of batchlin's own that calls the kernel directly when no gradient is needed), with
+autograd by the backward formulas torch.linalg uses (the same degenerate cases: see the
+docstrings of the *_backward functions). `info` is int32 (as torch.linalg's *_ex info),
+with batchlin's bit layout.
 
 `batchlin.qr(tensor)` and friends come here. In eager mode, with no gradient needed,
 they skip the dispatcher and call the native layer directly (a few microseconds);
@@ -65,8 +67,10 @@ def _check_device(a: Tensor, op: str) -> None:
 
 def _np(a: Tensor, op: str) -> np.ndarray:
     """A NumPy view of a CPU tensor's memory (no copy)."""
-    _check_device(a, op)
-    a = a.detach()
+    if not a.is_cpu:
+        _check_device(a, op)
+    if a.requires_grad:
+        a = a.detach()
     if a.is_neg():
         a = a.resolve_neg()
     return a.numpy()
@@ -88,6 +92,98 @@ def _batch_and_mn(a: Tensor, op: str):
     if a.dtype not in (_F32, _F64):
         raise DTypeError(f"torch.ops.batchlin.{op} takes float32 or float64, got {a.dtype}")
     return tuple(a.shape[:-2]), a.shape[-2], a.shape[-1]
+
+
+# ---------------------------------------------------------------------------------------
+# Registration: one helper for the five ops
+
+
+_lib = torch.library.Library("batchlin", "DEF")
+
+# What torch's own custom-op autograd kernel uses to run an op below autograd (present in
+# every torch with torch.library.custom_op); without them the ops take
+# torch.library.register_autograd's kernel.
+_C = torch._C
+_below_autograd = getattr(_C, "_AutoDispatchBelowAutograd", None)
+_after_autograd = getattr(_C, "_after_autograd_keyset", None)
+_after_inplace_or_view = getattr(_C, "_after_ADInplaceOrView_keyset", None)
+_DispatchKey = getattr(_C, "DispatchKey", None)
+_OWN_AUTOGRAD = (all(x is not None for x in (_below_autograd, _after_autograd,
+                                            _after_inplace_or_view, _DispatchKey))
+                 and hasattr(getattr(_C, "DispatchKeySet", None), "raw_repr"))
+if _OWN_AUTOGRAD:
+    _DIRECT = (_DispatchKey.CPU, _DispatchKey.CUDA)
+    _direct = {}  # DispatchKeySet.raw_repr() -> _goes_direct (a handful of keysets)
+
+
+def _goes_direct(keyset) -> bool:
+    """Whether the dispatcher, below autograd, would call the kernel itself: a CPU or
+    CUDA tensor with nothing between (no fake or functional tensor, no dispatch mode,
+    no lazy negation)."""
+    return (keyset & _after_inplace_or_view).highestPriorityTypeId() in _DIRECT
+
+
+def _register(name: str, schema: str, kernel, fake, setup_context, backward):
+    """Defines `batchlin::name` with `schema` (the arguments after the tensor as
+    `kernel`'s defaults), `kernel` for every device (its own device check raises for
+    devices batchlin does not serve), `fake` for meta and fake tensors, and autograd by
+    `backward`/`setup_context`; returns the op's overload.
+
+    Per call, what torch.library.custom_op adds is gone: its backend wrapper (a Dynamo
+    disable wrapper and the outputs' aliasing check; the kernels allocate every output
+    apart, as custom ops must) and, when no gradient is needed, the second trip through
+    the dispatcher: the autograd kernel calls `kernel` itself where the dispatcher would
+    (a CPU or CUDA tensor with nothing between autograd and the backend: no fake or
+    functional tensor, no dispatch mode, no lazy negation), and redispatches below
+    autograd otherwise, as custom_op's does. With a gradient: a torch.autograd.Function
+    around the same, with `setup_context` and `backward` as register_autograd takes
+    them."""
+    _lib.define(name + schema)
+    _lib.impl(name, kernel, "CompositeExplicitAutograd")
+    qualname = "batchlin::" + name
+    torch.library.register_fake(qualname, fake, lib=_lib)
+    op = getattr(torch.ops.batchlin, name).default
+    if not _OWN_AUTOGRAD:
+        torch.library.register_autograd(qualname, backward, setup_context=setup_context,
+                                        lib=_lib)
+        return op
+    defaults = kernel.__defaults__
+    nargs = len(defaults)
+    redispatch = op.redispatch
+
+    def no_grad(keyset, args):
+        raw = keyset.raw_repr()
+        direct = _direct.get(raw)
+        if direct is None:
+            direct = _direct[raw] = _goes_direct(keyset)
+        if direct:
+            return kernel(*args)
+        with _below_autograd():
+            return redispatch(keyset & _after_autograd, *args)
+
+    class Function(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, keyset, *args):
+            out = no_grad(keyset, args)
+            setup_context(ctx, args, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return (None, *backward(ctx, *grads))
+
+    Function.__name__ = Function.__qualname__ = f"batchlin_{name}_backward"
+
+    def autograd_kernel(keyset, a, *args):
+        # The dispatcher leaves out trailing arguments equal to their defaults.
+        if len(args) < nargs:
+            args = (*args, *defaults[len(args):])
+        if a.requires_grad and _grad_enabled():
+            return Function.apply(keyset, a, *args)
+        return no_grad(keyset, (a, *args))
+
+    _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
+    return op
 
 
 # ---------------------------------------------------------------------------------------
@@ -176,8 +272,7 @@ def _qr_cuda(a: Tensor, mode: str, backend):
     return (a.new_empty((0,)) if q is None else q), r, info
 
 
-@torch.library.custom_op("batchlin::qr", mutates_args=())
-def qr_op(a: Tensor, mode: str = "reduced", backend: str = "auto") -> tuple[Tensor, Tensor, Tensor]:
+def _qr_kernel(a: Tensor, mode: str = "reduced", backend: str = "auto"):
     if a.is_cuda:
         return _qr_cuda(a, mode, backend)
     q, r, info = _native.qr(_np(a, "qr"), mode, backend)
@@ -185,7 +280,6 @@ def qr_op(a: Tensor, mode: str = "reduced", backend: str = "auto") -> tuple[Tens
     return q, _t(r), _info(info)
 
 
-@qr_op.register_fake
 def _qr_fake(a, mode="reduced", backend="auto"):
     b, m, n = _batch_and_mn(a, "qr")
     k = torch.sym_min(m, n)
@@ -250,22 +344,22 @@ def _qr_bwd(ctx, gq, gr, _ginfo):
     return qr_backward(gq, gr, q, r, ctx.mode), None, None
 
 
-qr_op.register_autograd(_qr_bwd, setup_context=_qr_setup)
+qr_op = _register(
+    "qr", '(Tensor a, str mode="reduced", str backend="auto") -> (Tensor, Tensor, Tensor)',
+    _qr_kernel, _qr_fake, _qr_setup, _qr_bwd)
 
 # ---------------------------------------------------------------------------------------
 # eigh
 
 
-@torch.library.custom_op("batchlin::eigh", mutates_args=())
-def eigh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, Tensor, Tensor]:
+def _eigh_kernel(a: Tensor, UPLO: str = "L", backend: str = "auto"):
     if a.is_cuda:
         return _cuda("eigh", a, UPLO, backend, True, False)
     w, v, info = _native.eigh(_np(a, "eigh"), UPLO, True, backend)
     return _t(w), _t(v), _info(info)
 
 
-@torch.library.custom_op("batchlin::eigvalsh", mutates_args=())
-def eigvalsh_op(a: Tensor, UPLO: str = "L", backend: str = "auto") -> tuple[Tensor, Tensor]:
+def _eigvalsh_kernel(a: Tensor, UPLO: str = "L", backend: str = "auto"):
     if a.is_cuda:
         w, _, info = _cuda("eigvalsh", a, UPLO, backend, True, False)
         return w, info
@@ -283,13 +377,11 @@ def _eigh_shapes(a, UPLO):
     return b, n
 
 
-@eigh_op.register_fake
 def _eigh_fake(a, UPLO="L", backend="auto"):
     b, n = _eigh_shapes(a, UPLO)
     return a.new_empty((*b, n)), a.new_empty((*b, n, n)), a.new_empty(b, dtype=torch.int32)
 
 
-@eigvalsh_op.register_fake
 def _eigvalsh_fake(a, UPLO="L", backend="auto"):
     b, n = _eigh_shapes(a, UPLO)
     return a.new_empty((*b, n)), a.new_empty(b, dtype=torch.int32)
@@ -330,7 +422,9 @@ def _eigh_bwd(ctx, gw, gv, _ginfo):
     return eigh_backward(gw, gv, w, v), None, None
 
 
-eigh_op.register_autograd(_eigh_bwd, setup_context=_eigh_setup)
+eigh_op = _register(
+    "eigh", '(Tensor a, str UPLO="L", str backend="auto") -> (Tensor, Tensor, Tensor)',
+    _eigh_kernel, _eigh_fake, _eigh_setup, _eigh_bwd)
 
 
 def _eigvalsh_setup(ctx, inputs, output):
@@ -350,23 +444,22 @@ def _eigvalsh_bwd(ctx, gw, _ginfo):
     return eigh_backward(gw, None, w, v), None, None
 
 
-eigvalsh_op.register_autograd(_eigvalsh_bwd, setup_context=_eigvalsh_setup)
+eigvalsh_op = _register(
+    "eigvalsh", '(Tensor a, str UPLO="L", str backend="auto") -> (Tensor, Tensor)',
+    _eigvalsh_kernel, _eigvalsh_fake, _eigvalsh_setup, _eigvalsh_bwd)
 
 # ---------------------------------------------------------------------------------------
 # SVD
 
 
-@torch.library.custom_op("batchlin::svd", mutates_args=())
-def svd_op(a: Tensor, full_matrices: bool = False,
-           backend: str = "auto") -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _svd_kernel(a: Tensor, full_matrices: bool = False, backend: str = "auto"):
     if a.is_cuda:
         return _cuda("svd-full" if full_matrices else "svd", a, "L", backend, True, False)
     u, s, vh, info = _native.svd(_np(a, "svd"), full_matrices, True, backend)
     return _t(u), _t(s), _t(vh), _info(info)
 
 
-@torch.library.custom_op("batchlin::svdvals", mutates_args=())
-def svdvals_op(a: Tensor, backend: str = "auto") -> tuple[Tensor, Tensor]:
+def _svdvals_kernel(a: Tensor, backend: str = "auto"):
     if a.is_cuda:
         _, s, _, info = _cuda("svdvals", a, "L", backend, True, False)
         return s, info
@@ -374,7 +467,6 @@ def svdvals_op(a: Tensor, backend: str = "auto") -> tuple[Tensor, Tensor]:
     return _t(s), _info(info)
 
 
-@svd_op.register_fake
 def _svd_fake(a, full_matrices=False, backend="auto"):
     b, m, n = _batch_and_mn(a, "svd")
     k = torch.sym_min(m, n)
@@ -383,7 +475,6 @@ def _svd_fake(a, full_matrices=False, backend="auto"):
             a.new_empty(b, dtype=torch.int32))
 
 
-@svdvals_op.register_fake
 def _svdvals_fake(a, backend="auto"):
     b, m, n = _batch_and_mn(a, "svdvals")
     return a.new_empty((*b, torch.sym_min(m, n))), a.new_empty(b, dtype=torch.int32)
@@ -437,7 +528,10 @@ def _svd_bwd(ctx, gu, gs, gvh, _ginfo):
     return svd_backward(gu, gs, gvh, u, s, vh), None, None
 
 
-svd_op.register_autograd(_svd_bwd, setup_context=_svd_setup)
+svd_op = _register(
+    "svd",
+    '(Tensor a, bool full_matrices=False, str backend="auto") -> (Tensor, Tensor, Tensor, Tensor)',
+    _svd_kernel, _svd_fake, _svd_setup, _svd_bwd)
 
 
 def _svdvals_setup(ctx, inputs, output):
@@ -454,7 +548,9 @@ def _svdvals_bwd(ctx, gs, _ginfo):
     return svd_backward(None, gs, None, u, s, vh), None
 
 
-svdvals_op.register_autograd(_svdvals_bwd, setup_context=_svdvals_setup)
+svdvals_op = _register(
+    "svdvals", '(Tensor a, str backend="auto") -> (Tensor, Tensor)',
+    _svdvals_kernel, _svdvals_fake, _svdvals_setup, _svdvals_bwd)
 
 # ---------------------------------------------------------------------------------------
 # The front door for torch tensors (called by batchlin.qr, ...)

@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed")
 
 import batchlin  # noqa: E402
+import batchlin.torch  # noqa: E402,F401  (the ops: conftest imports batchlin before torch)
 from torch.autograd import gradcheck  # noqa: E402
 
 
@@ -39,6 +40,63 @@ def test_ops_registered_and_checked():
     opcheck(torch.ops.batchlin.svd.default, (a, True, "auto"),
             test_utils=("test_schema", "test_faketensor"))
     opcheck(torch.ops.batchlin.svdvals.default, (a, "auto"))
+
+
+def test_ops_autograd_kernel_records_backward_and_skips_it_when_not_needed():
+    # The ops' own autograd kernel: with a gradient needed it records the backward (the
+    # same gradient as batchlin.qr's); with none (no_grad, or no input requiring grad)
+    # it calls the kernel directly and the outputs carry no graph.
+    a = randn(2, 5, 3)
+    q, r, info = torch.ops.batchlin.qr(a)
+    assert q.grad_fn is not None and r.requires_grad and info.dtype == torch.int32
+    (g,) = torch.autograd.grad(q.sum() + (r * r).sum(), a)
+    q2, r2 = batchlin.qr(a)
+    (g2,) = torch.autograd.grad(q2.sum() + (r2 * r2).sum(), a)
+    assert torch.allclose(g, g2)
+    w, v, _ = torch.ops.batchlin.eigh.default(sym(a[..., :3, :]), "U")
+    assert w.grad_fn is not None
+    s, _ = torch.ops.batchlin.svdvals(a)
+    (gs,) = torch.autograd.grad(s.sum(), a)
+    assert torch.allclose(gs, _grad(lambda a: torch.linalg.svdvals(a).sum(), a))
+    with torch.no_grad():
+        q, r, _ = torch.ops.batchlin.qr(a, "complete")
+    assert not q.requires_grad and q.grad_fn is None and q.shape == (2, 5, 5)
+    u, s, vh, info = torch.ops.batchlin.svd(a.detach(), True)
+    assert u.grad_fn is None and (u.shape, s.shape, vh.shape) == ((2, 5, 5), (2, 3), (2, 3, 3))
+
+
+def test_ops_meta_fake_and_dispatch_modes():
+    # Below autograd, anything but a plain CPU/CUDA tensor (meta, fake, a dispatch mode)
+    # goes through the dispatcher again: the fake kernel's shapes, and the mode sees it.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    m = torch.empty(4, 6, 3, device="meta")
+    q, r, info = torch.ops.batchlin.qr(m)
+    assert (q.shape, r.shape, info.shape, info.dtype) == ((4, 6, 3), (4, 3, 3), (4,), torch.int32)
+    q, r, _ = torch.ops.batchlin.qr(m, "r")
+    assert (q.shape, r.shape) == ((0,), (4, 3, 3))
+    u, s, vh, _ = torch.ops.batchlin.svd(m.requires_grad_(), True)
+    assert (u.shape, s.shape, vh.shape) == ((4, 6, 6), (4, 3), (4, 3, 3)) and u.requires_grad
+    with FakeTensorMode():
+        f = torch.empty(2, 5, 5, dtype=torch.float64)
+        w, v, info = torch.ops.batchlin.eigh(f)
+        assert (w.shape, v.shape, info.shape) == ((2, 5), (2, 5, 5), (2,))
+        (w,) = torch.ops.batchlin.eigvalsh(f)[:1]
+        assert w.shape == (2, 5)
+
+    seen = []
+
+    class Spy(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    a = randn(2, 4, 4, grad=False)
+    with Spy():
+        s, _ = torch.ops.batchlin.svdvals(a)
+    assert "batchlin.svdvals.default" in seen
+    assert torch.allclose(s, torch.linalg.svdvals(a))
 
 
 def test_results_are_named_like_torch():
