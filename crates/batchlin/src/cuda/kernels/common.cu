@@ -580,3 +580,167 @@ template <typename T> __device__ void bl_warp_sign(T* a, bl_i64 sa, int na, T* b
         for (int i = threadIdx.x & 31; i < nb; i += 32) b[i * sb] = -b[i * sb];
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Products with a sequence of Householder reflectors without forming it (xORG2R): the
+// `bidiag` SVD's fast path (U = Q [u; 0], V = 1 (+) P v) and the `block` eigh's
+// (V = 1 (+) Q' x). Reflectors a block in bl_refl_apply (three barriers a block):
+// BL_REFL_NB, or BL_REFL_NB_WIDE from BL_REFL_WIDE_FROM columns.
+#define BL_REFL_NB 16
+#define BL_REFL_NB_WIDE 32
+#define BL_REFL_WIDE_FROM 96
+
+// One product of bl_refl_apply: Y <- H_0 H_1 ... H_{k-1} Y for the m x n matrix Y (element
+// (i, c) at Y[i ys + c cs]), H_j = I - tau[j] v_j v_j^T with v_j's row r at R[j ld + r rs]
+// (the SVD: column-major, rs = 1; eigh: the columns of a row-major matrix, ld = 1) stored
+// whole: zero above row j, 1 at row j (bl_refl_explicit); nbk reflectors a block.
+// Z: min(nbk, k) x (n + min(nbk, k)) elements of scratch.
+template <typename T> struct BlRefl {
+    const T* R;
+    const T* tau;
+    T* Y;
+    T* Z;
+    bl_i64 ys, cs;
+    int ld, rs, m, k, n, nbk;
+};
+
+// Reflectors j < k stored whole in R (element (r, j) at R[j ld + r rs]) for bl_refl_apply:
+// rows above j zeroed, row j set to 1 (the factorisation leaves other entries, or nothing,
+// there). By the block's threads, no barrier.
+template <typename T> __device__ __forceinline__ void bl_refl_explicit(T* R, int ld, int rs, int k) {
+    for (int idx = threadIdx.x; idx < k * k; idx += blockDim.x) {
+        const int j = idx / k, r = idx - j * k;
+        if (r <= j) R[(bl_i64)j * ld + (bl_i64)r * rs] = r == j ? T(1) : T(0);
+    }
+}
+
+// acc[u][c] = sum over rows r = r0, r0 + G, .. < m of v[r rs + u ld] x[r xr + c xc], u and c
+// clamped to ku and cu (the tile's last valid column; the rest is not written).
+template <typename T, typename S>
+__device__ __forceinline__ void bl_refl_tile(T (&acc)[4][4], const T* v, int ld, int rs, int ku, const T* x, S xr, S xc,
+                                             int cu, int m, int r0, int G) {
+    int vo[4];
+    S xo[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+        vo[u] = (u < ku ? u : ku) * ld;
+        xo[u] = (u < cu ? u : cu) * xc;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[u][c] = T(0);
+    }
+    for (int r = r0; r < m; r += G) {
+        T a[4], y[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            a[u] = v[vo[u] + r * rs];
+            y[u] = x[r * xr + xo[u]];
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[u][c] += a[u] * y[c];
+    }
+}
+
+// acc[u][c] = sum over l < nb of v[l ld + u vs] w[l zl + c cs].
+template <typename T>
+__device__ __forceinline__ void bl_refl_update_tile(T (&acc)[4][4], const T* v, int ld, int vs, const T* w, int zl,
+                                                    int cs, int nb) {
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[u][c] = T(0);
+    for (int l = 0; l < nb; ++l, v += ld, w += zl) {
+        T a[4], y[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            a[u] = v[u * vs];
+            y[u] = w[u * cs];
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[u][c] += a[u] * y[c];
+    }
+}
+
+// Y <- H_0 H_1 ... H_{k-1} Y (BlRefl J) without forming the product (xORG2R) or
+// multiplying by it: blocks of nbk reflectors from the last, each Y -= V W with W
+// from Z = V^T Y and G = V^T V by the recurrence w_j = tau_j (z_j - sum_{l > j} G_jl w_l)
+// (the compact WY form, its T never formed); three barriers a block. Z's tiles past the
+// edge read the last valid column, Y's update tiles up to 3 rows or columns beyond (see
+// there); neither writes those. Ends with a barrier.
+template <typename T> __device__ __noinline__ void bl_refl_apply(const BlRefl<T> J) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const bool rows_fast = (J.ys < 0 ? -J.ys : J.ys) <= (J.cs < 0 ? -J.cs : J.cs);
+    for (int j1 = J.k; j1 > 0; j1 -= J.nbk) {
+        const int j0 = j1 > J.nbk ? j1 - J.nbk : 0, nb = j1 - j0, zl = J.n + nb;
+        // Z and G: a 4 x 4 tile a group of G lanes (rows split among them, summed by
+        // shuffles), Z's tiles then G's.
+        const int kb = (nb + 3) >> 2, tz = kb * ((J.n + 3) >> 2), tiles = tz + kb * kb;
+        int G = 1;
+        while (G < 32 && tiles * G * 2 <= nt) G *= 2;
+        const int gl = tid & (G - 1), ng = nt / G;
+        for (int base = 0; base < tiles; base += ng) {  // the same trip count in every lane
+            const int t = base + tid / G, gt = t >= tz;
+            const int ti = gt ? t - tz : t, k0 = (ti % kb) * 4, c0 = (ti / kb) * 4;
+            const int lim = gt ? nb : J.n;
+            // v: reflectors j0 + k0 .. of R; x: columns c0 .. of Y, or reflectors j0 + c0 .. of R.
+            T acc[4][4];
+            const T* vp = J.R + (bl_i64)(j0 + k0) * J.ld;
+            const int ku = nb - 1 - k0, cu = lim - 1 - c0;  // the last valid v and x
+            const int m = t < tiles ? J.m : 0;              // a lane past the tiles: zeros
+            if (gt)
+                bl_refl_tile<T>(acc, vp, J.ld, J.rs, ku, J.R + (bl_i64)(j0 + c0) * J.ld, J.rs, J.ld, cu, m, j0 + gl, G);
+            else bl_refl_tile<T>(acc, vp, J.ld, J.rs, ku, J.Y + c0 * J.cs, J.ys, J.cs, cu, m, j0 + gl, G);
+            for (int off = G >> 1; off > 0; off >>= 1)
+#pragma unroll
+                for (int u = 0; u < 4; ++u)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) acc[u][c] += bl_shfl_xor(acc[u][c], off);
+            if (t < tiles && gl == 0) {
+                const int col = gt ? J.n : 0;
+#pragma unroll
+                for (int u = 0; u < 4; ++u)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c)
+                        if (k0 + u < nb && c0 + c < lim) J.Z[(k0 + u) * zl + col + c0 + c] = acc[u][c];
+            }
+        }
+        __syncthreads();
+        // W over Z, a thread a column of Y.
+        for (int c = tid; c < J.n; c += nt)
+            for (int u = nb - 1; u >= 0; --u) {
+                const T* gu = J.Z + u * zl + J.n;
+                T s = J.Z[u * zl + c];
+                for (int l = u + 1; l < nb; ++l) s -= gu[l] * J.Z[l * zl + c];
+                J.Z[u * zl + c] = J.tau[j0 + u] * s;
+            }
+        __syncthreads();
+        // Y -= V W over rows j0..m: a thread a 4 x 4 tile, a warp's entries consecutive
+        // along Y's contiguous axis: rows i0 + u rb where Y is column-major, else columns
+        // c0 + c cb.
+        const int rb = (J.m - j0 + 3) >> 2, cb = (J.n + 3) >> 2;
+        const int rstep = rows_fast ? rb : 1, cstep = rows_fast ? 1 : cb;
+        for (int t = tid; t < rb * cb; t += nt) {
+            const int ir = rows_fast ? t % rb : t / cb, ic = rows_fast ? t / rb : t % cb;
+            const int i0 = j0 + (rows_fast ? ir : 4 * ir), c0 = rows_fast ? 4 * ic : ic;
+            // A tile past the edge reads up to 3 rows past R's reflector (the next one, or
+            // what follows R in memory: the caller's to provide) and up to 3 columns past
+            // Z's row (G, or the scratch after Z); those entries are not written.
+            T acc[4][4];
+            bl_refl_update_tile<T>(acc, J.R + (bl_i64)j0 * J.ld + (bl_i64)i0 * J.rs, J.ld, rstep * J.rs, J.Z + c0, zl,
+                                   cstep, nb);
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                const int i = i0 + u * rstep;
+#pragma unroll
+                for (int c = 0; c < 4; ++c) {
+                    const int cc = c0 + c * cstep;
+                    if (i < J.m && cc < J.n) J.Y[i * J.ys + cc * J.cs] -= acc[u][c];
+                }
+            }
+        }
+        __syncthreads();
+    }
+}

@@ -1,10 +1,11 @@
 // Symmetric eigendecomposition, one block a matrix (eigh_block_<t>): the named triangle
 // read into a full symmetric work matrix, scaled by a power of two so max|a| lies in
 // [0.5, 1); Householder tridiagonalisation (LAPACK xSYTD2 on the full matrix, as the CPU
-// kernel); Q formed in place over the reflectors (xORG2R); then the fast path
-// (`bl_eigh_fast`: eigenvalues by bisection, vectors by twisted factorisations of the
-// tridiagonal, Z = Q z as tiled products; no serial chain), or, where it declines (values
-// that coincide, a diagonal tridiagonal), the implicit QL iteration with Wilkinson shifts
+// kernel); then the fast path (`bl_eigh_fast`: eigenvalues by bisection, vectors by
+// twisted factorisations of the tridiagonal written to the output and the reflectors
+// applied to them there, Q not formed; no serial chain), or, where it declines (values
+// that coincide, a diagonal tridiagonal), Q formed in place over the reflectors (xORG2R)
+// and the implicit QL iteration with Wilkinson shifts
 // (EISPACK tql2, the CPU kernel's) run by thread 0, which logs each sweep's rotations to
 // one of two slots while every thread applies the previous slot's to its rows of Z
 // (eigenvalues alone: bisection on Sturm counts, a thread an eigenvalue); then
@@ -85,12 +86,13 @@ __device__ bool bl_eigh_bisect(const T* d, const T* e, T* e2, int n, T* out, int
 // same): the eigenvalues by bisection to relative accuracy, each eigenvector of T by a
 // twisted factorisation of T - lambda I, again at the Rayleigh-corrected shift, a thread a
 // value (bl_tri_twist); the vectors of values closer than BL_EIGH_WINDOW ||T|| made
-// orthonormal by first-order symmetric steps (bl_tri_lowdin); Z = Q z as 4 x 4 tiles a
-// thread straight into the output in ascending order, the sign convention on the output,
-// the eigenvalues and the info word. Returns false (the same in every thread; tql2 then
+// orthonormal by first-order symmetric steps (bl_tri_lowdin); z written to the output in
+// ascending order and the reflectors applied to it there (V = (1 (+) Q') z, bl_refl_apply:
+// Q never formed), the sign convention on the output, the eigenvalues and the info word. Returns false (the same in every thread; tql2 then
 // takes the matrix, exact for clusters) where it cannot vouch for the vectors: T diagonal,
 // a vector that overflowed, values so close that their vectors coincide (identity,
-// rank-one, exact ties). Q: row-major over A (ld). Scratch fs: X0, X1, E (n x n each).
+// rank-one, exact ties). R: the reflectors, Q'(r, j) at R[r ld + j] (A's row 1), stored
+// whole once the vectors are accepted. Scratch fs: X0, X1, E (n x n each), then Z.
 // b2, sig, sc: n each of shared memory; msg: 8 ints.
 #define BL_EIGH_WINDOW 1e-2
 #ifndef BL_EIGH_FAST
@@ -101,8 +103,8 @@ __device__ bool bl_eigh_bisect(const T* d, const T* e, T* e2, int n, T* out, int
 #define BL_EIGH_PATH_HOOK(fast)
 #endif
 template <typename T>
-__device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, const T* Q, const T* d, const T* e, T* b2, T* sig,
-                             T* sc, int* perm, int* msg, T* fs, int es) {
+__device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, T* R, const T* tau, const T* d, const T* e, T* b2,
+                             T* sig, T* sc, int* perm, int* msg, T* fs, int es) {
     const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
     const int wid = tid >> 5, nw = nt >> 5;
     T pivmin;
@@ -150,47 +152,22 @@ __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, const T* Q, const T* d
     T* wp = reinterpret_cast<T*>(p.w) + b * p.w_bs;
     T* vp = reinterpret_cast<T*>(p.v) + b * p.v_bs;
     for (int r = tid; r < n; r += nt) wp[r * p.w_cs] = bl_scale2(sig[perm[r]], es);
-    // Z = Q X: a thread a 4 x 4 tile, rows i0 + r is and columns c0 + c cs. Q in shared
-    // memory: lanes take rows (odd ld: distinct banks) and share X's loads; in global
-    // memory lanes take columns, so that a warp's loads of Q are one row's (a broadcast)
-    // and of X consecutive.
-    const int nb = (n + 3) >> 2;
-    const bool lanes_rows = !p.a_global;
-    const int is = lanes_rows ? nb : 1, cs = lanes_rows ? 1 : nb;
-    for (int t = tid; t < nb * nb; t += nt) {
-        const int a = t % nb, b4 = (t / nb) * 4;
-        const int i0 = lanes_rows ? a : b4, c0 = lanes_rows ? b4 : a;
-        int kc[4];
-        T acc[4][4];
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            kc[c] = c0 + c * cs < n ? perm[c0 + c * cs] : 0;
-#pragma unroll
-            for (int r = 0; r < 4; ++r) acc[r][c] = T(0);
-        }
-        for (int j = 0; j < n; ++j) {
-            T w[4], x[4];
-#pragma unroll
-            for (int r = 0; r < 4; ++r) w[r] = i0 + r * is < n ? Q[(bl_i64)(i0 + r * is) * ld + j] : T(0);
-#pragma unroll
-            for (int c = 0; c < 4; ++c) x[c] = X[(bl_i64)j * n + kc[c]];
-#pragma unroll
-            for (int r = 0; r < 4; ++r)
-#pragma unroll
-                for (int c = 0; c < 4; ++c) acc[r][c] += w[r] * x[c];
-        }
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            const int col = c0 + c * cs;
-            if (col >= n) break;
-#pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                const int i = i0 + r * is;
-                if (i < n) vp[i * p.v_rs + col * p.v_cs] = acc[r][c] * sc[kc[c]];
-            }
-        }
+    // X (ascending, normalised) straight into the output, a warp's entries consecutive
+    // along its contiguous axis; the reflectors stored whole (Q'(r, j) at A[r + 1][j]).
+    const bool by_col = (p.v_rs < 0 ? -p.v_rs : p.v_rs) <= (p.v_cs < 0 ? -p.v_cs : p.v_cs);
+    for (int idx = tid; idx < n * n; idx += nt) {
+        const int o = idx / n, in = idx - o * n;
+        const int c = by_col ? o : in, i = by_col ? in : o, kc = perm[c];
+        vp[i * p.v_rs + c * p.v_cs] = X[(bl_i64)i * n + kc] * sc[kc];
     }
+    bl_refl_explicit(R, 1, ld, n - 1);
     __syncthreads();
+    // X is spent: fs is bl_refl_apply's Z. V = (1 (+) Q') X: Q' = H'_0 .. H'_{n-2} on rows
+    // 1..n-1, the reflectors the columns of R (R's tiles past the edge read up to 3 rows
+    // beyond A: d, e, .. in shared memory, the scratch in global).
+    const int nbk = n >= BL_REFL_WIDE_FROM ? BL_REFL_NB_WIDE : BL_REFL_NB;
+    const BlRefl<T> rq{R, tau, vp + p.v_rs, fs, p.v_rs, p.v_cs, 1, ld, n - 1, n - 1, n, nbk};
+    bl_refl_apply(rq);
     // The sign convention, on the output: each column's largest component positive.
     for (int c = wid; c < n; c += nw) bl_warp_sign(vp + c * p.v_cs, p.v_rs, n, vp, 0, 0);
     if (tid == 0 && p.info) {
@@ -312,6 +289,14 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         e[n - 1] = T(0);
     }
 
+    __syncthreads();
+    // The fast path: vectors without tql2's chain, the reflectors applied to them in the
+    // output (Q not formed); Q formed and tql2 below where it declines.
+    if (vec && BL_EIGH_FAST && p.fast && n >= 2) {
+        T* fs = gw + (p.a_global ? (bl_i64)n * ld : 0);
+        if (bl_eigh_fast(p, b, A + ld, tau, d, e, vv, rot, pp, perm, msg, fs, es)) return;
+        __syncthreads();  // every thread is past the fast path's flags before tql2's messages
+    }
     if (vec) {
         // Q = diag(1, Q') with Q' = H'_0 ... H'_{n-2} formed in place over the reflectors
         // (xORG2R, a thread a column): Q'(r, c) at A[r + 1][c]. Then every row shifted
@@ -347,13 +332,6 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         }
     }
     __syncthreads();
-
-    // The fast path: vectors without tql2's chain; tql2 below where it declines.
-    if (vec && BL_EIGH_FAST && p.fast && n >= 2) {
-        T* fs = gw + (p.a_global ? (bl_i64)n * ld : 0);
-        if (bl_eigh_fast(p, b, A, d, e, vv, rot, pp, perm, msg, fs, es)) return;
-        __syncthreads();  // every thread is past the fast path's flags before tql2's messages
-    }
 
     const T eps = BlT<T>::eps();
     int iters = 0;

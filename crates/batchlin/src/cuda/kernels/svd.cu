@@ -676,8 +676,8 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
 // error grows with n, not with the rotations' count as Jacobi's does.
 // Before the QR iteration, the fast path (`bl_gk_fast_vectors`): the values by bisection
 // and the vectors by twisted factorisations of the Golub-Kahan tridiagonal, a thread a
-// value, U = Q [u; 0] and V = P v by applying the reflectors to u and v (bl_gk_apply: Q
-// and P never formed); no serial chain. Where it cannot vouch for its
+// value, U = Q [u; 0] and V = P v by applying the reflectors to u and v (bl_refl_apply in
+// common.cu: Q and P never formed); no serial chain. Where it cannot vouch for its
 // vectors (values that coincide: identity, ones, clusters; B diagonal) the QR iteration
 // takes the matrix.
 // Values alone skip U, V and the QR iteration: bisection on the Golub-Kahan tridiagonal.
@@ -1026,164 +1026,6 @@ __device__ T* bl_gk_fast_vectors(const T* d, const T* e, int q, const T* b2, con
     return fl[0] ? nullptr : X;
 }
 
-// Reflectors a block in bl_gk_apply (three barriers a block): BL_GK_NB, or BL_GK_NB_WIDE
-// from BL_GK_WIDE_FROM columns.
-#define BL_GK_NB 16
-#define BL_GK_NB_WIDE 32
-#define BL_GK_WIDE_FROM 96
-
-// One product of bl_gk_apply: Y <- H_0 H_1 ... H_{k-1} Y for the m x n matrix Y (element
-// (i, c) at Y[i ys + c cs]), H_j = I - tau[j] v_j v_j^T with v_j column j of R (column-
-// major, ld) stored whole: zero above row j, 1 at row j (bl_gk_explicit); nbk reflectors
-// a block. Z: min(nbk, k) x (n + min(nbk, k)) elements of scratch.
-template <typename T> struct BlRefl {
-    const T* R;
-    const T* tau;
-    T* Y;
-    T* Z;
-    bl_i64 ys, cs;
-    int ld, m, k, n, nbk;
-};
-
-// Reflectors j < k stored whole in R for bl_gk_apply: rows above j zeroed, row j set to
-// 1 (the bidiagonalisation leaves B's rows, or nothing, there). By the block's threads,
-// no barrier.
-template <typename T> __device__ __forceinline__ void bl_gk_explicit(T* R, int ld, int k) {
-    for (int idx = threadIdx.x; idx < k * k; idx += blockDim.x) {
-        const int j = idx / k, r = idx - j * k;
-        if (r <= j) R[(bl_i64)j * ld + r] = r == j ? T(1) : T(0);
-    }
-}
-
-// acc[u][c] = sum over rows r = r0, r0 + G, .. < m of v[r + u ld] x[r xr + c xc], u and c
-// clamped to ku and cu (the tile's last valid column; the rest is not written).
-template <typename T, typename S>
-__device__ __forceinline__ void bl_gk_tile(T (&acc)[4][4], const T* v, int ld, int ku, const T* x, S xr, S xc, int cu,
-                                           int m, int r0, int G) {
-    int vo[4];
-    S xo[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-        vo[u] = (u < ku ? u : ku) * ld;
-        xo[u] = (u < cu ? u : cu) * xc;
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[u][c] = T(0);
-    }
-    for (int r = r0; r < m; r += G) {
-        T a[4], y[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            a[u] = v[vo[u] + r];
-            y[u] = x[r * xr + xo[u]];
-        }
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-#pragma unroll
-            for (int c = 0; c < 4; ++c) acc[u][c] += a[u] * y[c];
-    }
-}
-
-// acc[u][c] = sum over l < nb of v[l ld + u rs] w[l zl + c cs].
-template <typename T>
-__device__ __forceinline__ void bl_gk_update_tile(T (&acc)[4][4], const T* v, int ld, int rs, const T* w, int zl, int cs,
-                                                  int nb) {
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[u][c] = T(0);
-    for (int l = 0; l < nb; ++l, v += ld, w += zl) {
-        T a[4], y[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            a[u] = v[u * rs];
-            y[u] = w[u * cs];
-        }
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-#pragma unroll
-            for (int c = 0; c < 4; ++c) acc[u][c] += a[u] * y[c];
-    }
-}
-
-// Y <- H_0 H_1 ... H_{k-1} Y (BlRefl J) without forming the product (xORG2R) or
-// multiplying by it: blocks of nbk reflectors from the last, each Y -= V W with W
-// from Z = V^T Y and G = V^T V by the recurrence w_j = tau_j (z_j - sum_{l > j} G_jl w_l)
-// (the compact WY form, its T never formed); three barriers a block. Z's tiles past the
-// edge read the last valid column, Y's update tiles up to 3 rows or columns beyond (see
-// there); neither writes those. Ends with a barrier.
-template <typename T> __device__ __noinline__ void bl_gk_apply(const BlRefl<T> J) {
-    const int tid = threadIdx.x, nt = blockDim.x;
-    const bool rows_fast = (J.ys < 0 ? -J.ys : J.ys) <= (J.cs < 0 ? -J.cs : J.cs);
-    for (int j1 = J.k; j1 > 0; j1 -= J.nbk) {
-        const int j0 = j1 > J.nbk ? j1 - J.nbk : 0, nb = j1 - j0, zl = J.n + nb;
-        // Z and G: a 4 x 4 tile a group of G lanes (rows split among them, summed by
-        // shuffles), Z's tiles then G's.
-        const int kb = (nb + 3) >> 2, tz = kb * ((J.n + 3) >> 2), tiles = tz + kb * kb;
-        int G = 1;
-        while (G < 32 && tiles * G * 2 <= nt) G *= 2;
-        const int gl = tid & (G - 1), ng = nt / G;
-        for (int base = 0; base < tiles; base += ng) {  // the same trip count in every lane
-            const int t = base + tid / G, gt = t >= tz;
-            const int ti = gt ? t - tz : t, k0 = (ti % kb) * 4, c0 = (ti / kb) * 4;
-            const int lim = gt ? nb : J.n;
-            // v: columns j0 + k0 .. of R; x: columns c0 .. of Y, or j0 + c0 .. of R.
-            T acc[4][4];
-            const T* vp = J.R + (bl_i64)(j0 + k0) * J.ld;
-            const int ku = nb - 1 - k0, cu = lim - 1 - c0;  // the last valid v and x
-            const int m = t < tiles ? J.m : 0;              // a lane past the tiles: zeros
-            if (gt) bl_gk_tile<T>(acc, vp, J.ld, ku, J.R + (bl_i64)(j0 + c0) * J.ld, 1, J.ld, cu, m, j0 + gl, G);
-            else bl_gk_tile<T>(acc, vp, J.ld, ku, J.Y + c0 * J.cs, J.ys, J.cs, cu, m, j0 + gl, G);
-            for (int off = G >> 1; off > 0; off >>= 1)
-#pragma unroll
-                for (int u = 0; u < 4; ++u)
-#pragma unroll
-                    for (int c = 0; c < 4; ++c) acc[u][c] += bl_shfl_xor(acc[u][c], off);
-            if (t < tiles && gl == 0) {
-                const int col = gt ? J.n : 0;
-#pragma unroll
-                for (int u = 0; u < 4; ++u)
-#pragma unroll
-                    for (int c = 0; c < 4; ++c)
-                        if (k0 + u < nb && c0 + c < lim) J.Z[(k0 + u) * zl + col + c0 + c] = acc[u][c];
-            }
-        }
-        __syncthreads();
-        // W over Z, a thread a column of Y.
-        for (int c = tid; c < J.n; c += nt)
-            for (int u = nb - 1; u >= 0; --u) {
-                const T* gu = J.Z + u * zl + J.n;
-                T s = J.Z[u * zl + c];
-                for (int l = u + 1; l < nb; ++l) s -= gu[l] * J.Z[l * zl + c];
-                J.Z[u * zl + c] = J.tau[j0 + u] * s;
-            }
-        __syncthreads();
-        // Y -= V W over rows j0..m: a thread a 4 x 4 tile, a warp's entries consecutive
-        // along Y's contiguous axis: rows i0 + u rb where Y is column-major, else columns
-        // c0 + c cb.
-        const int rb = (J.m - j0 + 3) >> 2, cb = (J.n + 3) >> 2;
-        const int rstep = rows_fast ? rb : 1, cstep = rows_fast ? 1 : cb;
-        for (int t = tid; t < rb * cb; t += nt) {
-            const int ir = rows_fast ? t % rb : t / cb, ic = rows_fast ? t / rb : t % cb;
-            const int i0 = j0 + (rows_fast ? ir : 4 * ir), c0 = rows_fast ? 4 * ic : ic;
-            // A tile past the edge reads up to 3 rows past R's column (the next column, or
-            // what follows R in memory: V, d or the scratch) and up to 3 columns past Z's row
-            // (G, or the scratch after Z); those entries are not written.
-            T acc[4][4];
-            bl_gk_update_tile<T>(acc, J.R + (bl_i64)j0 * J.ld + i0, J.ld, rstep, J.Z + c0, zl, cstep, nb);
-#pragma unroll
-            for (int u = 0; u < 4; ++u) {
-                const int i = i0 + u * rstep;
-#pragma unroll
-                for (int c = 0; c < 4; ++c) {
-                    const int cc = c0 + c * cstep;
-                    if (i < J.m && cc < J.n) J.Y[i * J.ys + cc * J.cs] -= acc[u][c];
-                }
-            }
-        }
-        __syncthreads();
-    }
-}
-
 template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int p = g.p, q = g.q, ld = g.ldu, ldv = g.ldv;
@@ -1318,16 +1160,16 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
                 if (in_u) xp[i * rs + c * cs] = i < q ? X[(bl_i64)(2 * i + 1) * q + kx] * vv[kx] : T(0);
                 else yp[i * rs + c * cs] = X[(bl_i64)(2 * i) * q + kx] * wv[kx];
             }
-            bl_gk_explicit(A, ld, q);
-            bl_gk_explicit(V + ldv + 1, ldv, q - 1);
+            bl_refl_explicit(A, ld, 1, q);
+            bl_refl_explicit(V + ldv + 1, ldv, 1, q - 1);
             __syncthreads();
-            // X is spent: fs is bl_gk_apply's Z. V = P v, P = 1 (+) the (q-1) x (q-1)
+            // X is spent: fs is bl_refl_apply's Z. V = P v, P = 1 (+) the (q-1) x (q-1)
             // block of right reflectors.
-            const int nbk = q >= BL_GK_WIDE_FROM ? BL_GK_NB_WIDE : BL_GK_NB;
-            const BlRefl<T> ru{A, tauq, xp, fs, g.x_rs, g.x_cs, ld, p, q, q, nbk};
-            const BlRefl<T> rv{V + ldv + 1, taup, yp + g.y_rs, fs, g.y_rs, g.y_cs, ldv, q - 1, q - 1, q, nbk};
-            bl_gk_apply(ru);
-            bl_gk_apply(rv);
+            const int nbk = q >= BL_REFL_WIDE_FROM ? BL_REFL_NB_WIDE : BL_REFL_NB;
+            const BlRefl<T> ru{A, tauq, xp, fs, g.x_rs, g.x_cs, ld, 1, p, q, q, nbk};
+            const BlRefl<T> rv{V + ldv + 1, taup, yp + g.y_rs, fs, g.y_rs, g.y_cs, ldv, 1, q - 1, q - 1, q, nbk};
+            bl_refl_apply(ru);
+            bl_refl_apply(rv);
             // The sign convention, on the outputs: A's U is work U, or work V for a wide A.
             for (int c = wid; c < q; c += nw) {
                 T* xc = xp + c * g.x_cs;
