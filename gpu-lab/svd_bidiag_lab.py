@@ -4,8 +4,8 @@ registers, spills, time (CUDA events, median of 5) and errors (||A - U S V^T|| /
 ||U^T U - I||, ||V^T V - I||, in float64) on Gaussian batches. `stop1` and `stop2` end the
 kernel after the bidiagonalisation and after the fast path's vectors (before the
 reflectors are applied): where the time goes. `nb16`, `nb32`: 16 or 32 reflectors a block
-in bl_gk_apply at every size (the kernel's rule: 32 from 96 columns); `inline`:
-bl_gk_apply inlined (it is a call of its own). With a path to an earlier svd.cu as its
+in bl_refl_apply (common.cu, shared with eigh) at every size (the kernel's rule: 32
+from 96 columns); `inline`: bl_refl_apply inlined (it is a call of its own). With a path to an earlier svd.cu as its
 argument, that source is timed first (`base`; it must compile against today's
 common.cu). Earlier variants (register cap, rotation loads ahead, one division a
 rotation; forming Q and P) and what they found: docs/results/h200/2026-12-04-svd-bidiag,
@@ -44,16 +44,19 @@ STOPS = [
 
 
 def build(minb=2, stop=0, dtype="float", src=None, subs=()):
+    """The lab kernel over common.cu and `src` (svd.cu), each textual change `subs`
+    applied to whichever of the two holds it."""
     src = src or SVD
+    common = COMMON
     for a, b in subs:
-        assert a in src, a
-        src = src.replace(a, b)
+        assert a in src or a in common, a
+        src, common = src.replace(a, b), common.replace(a, b)
     if stop:
         at = STOPS[stop - 1]
         assert at in src, at
         cut = "    if (STOP) return;\n"
         src = src.replace(at, cut + at) if stop == 1 else src.replace(at, at + cut)
-    code = (f"#define BL_NO_DEFAULT_INST\n#define STOP {stop}\n" + COMMON + "\n" + src
+    code = (f"#define BL_NO_DEFAULT_INST\n#define STOP {stop}\n" + common + "\n" + src
             + f"\n#define MINB {minb}\n#define T {dtype}\n" + LAB)
     return cp.RawKernel(code, "lab", options=("--std=c++17",))
 
@@ -110,11 +113,11 @@ def main():
     npt, es = (np.float32, 4) if dtype == "float" else (np.float64, 8)
     shapes = [(4096, 33, 33), (1024, 64, 64), (1024, 128, 128), (256, 256, 256)]
     data = {sh: cp.asarray(rng.standard_normal(sh).astype(npt)) for sh in shapes}
-    rule = "#define BL_GK_WIDE_FROM 96\n"
+    rule = "#define BL_REFL_WIDE_FROM 96\n"
     variants = ([("base", dict(src=open(base).read()))] if base else []) + [
         ("full", {}), ("nb16", dict(subs=[(rule, rule.replace("96", "100000"))])),
         ("nb32", dict(subs=[(rule, rule.replace("96", "0"))])),
-        ("inline", dict(subs=[("__device__ __noinline__ void bl_gk_apply(", "__device__ void bl_gk_apply(")])),
+        ("inline", dict(subs=[("__device__ __noinline__ void bl_refl_apply(", "__device__ void bl_refl_apply(")])),
         ("stop1", dict(stop=1)), ("stop2", dict(stop=2))]
     pick = os.environ.get("LAB_VARIANTS")
     if pick:
