@@ -7,11 +7,6 @@
 #define __host__
 #define __constant__
 inline bool __all_sync(unsigned, bool p) { return __ballot_sync(0, p) == 0xffffffffu; }
-thread_local Dim3 threadIdx, blockIdx;
-Dim3 blockDim{32, 1, 1};
-std::barrier<>* g_bar;
-thread_local int g_lane;
-unsigned long long g_slots[32];
 alignas(16) unsigned char bl_smem[1 << 20];
 // Matrices by path: [0] tql2 (the fast path declined), [1] the fast path (thread 0 counts).
 std::atomic<int> g_paths[2];
@@ -22,15 +17,7 @@ std::atomic<int> g_paths[2];
 #include "eigh.cu"  // its `extern __shared__` bl_smem is the buffer above
 
 template <typename T> void run_one(EighArgs g) {
-    std::barrier<> bar(32);
-    g_bar = &bar;
-    std::vector<std::thread> th;
-    for (int l = 0; l < 32; ++l)
-        th.emplace_back([=] {
-            g_lane = l; threadIdx = {(unsigned)l, 0, 0}; blockIdx = {0, 0, 0};
-            bl_eigh_block<T>(g);
-        });
-    for (auto& t : th) t.join();
+    emu_run_warp([&] { bl_eigh_block<T>(g); });
 }
 // n x n row-major A (lower triangle read); w n; v n x n row-major (NULL: values alone).
 template <typename T> int eigh(const T* a, int n, T* w, T* v, unsigned* info) {

@@ -7,25 +7,12 @@ agreeing; counts the matrices each path took (the fast path, or tql2 where it de
     python3 gpu-lab/warp_emu/eigh_block_emu.py f32   # or f64; optional sizes after
     EMU_A_GLOBAL=1 python3 ...   # the work matrix in global scratch, as beyond shared memory
 """
-import ctypes, os, subprocess, sys, tempfile
+import ctypes, sys
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = os.path.join(HERE, "..", "..", "crates", "batchlin", "src", "cuda", "kernels")
+from emu_build import build
 
-
-def build():
-    d = tempfile.mkdtemp(prefix="eigh_block_emu")
-    common = open(os.path.join(KERNELS, "common.cu")).read().splitlines()
-    with open(os.path.join(d, "common_host.cu"), "w") as f:
-        f.write("\n".join(l for l in common if "asm" not in l) + "\n")
-    so = os.path.join(d, "libemu.so")
-    subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-w", "-I", d, "-I", KERNELS,
-                    "-I", HERE, "-o", so, os.path.join(HERE, "eigh_block_emu.cpp"), "-lpthread"], check=True)
-    return ctypes.CDLL(so)
-
-
-lib = build()
+lib = build("eigh_block_emu.cpp")
 P = lambda x: x.ctypes.data_as(ctypes.c_void_p)
 
 

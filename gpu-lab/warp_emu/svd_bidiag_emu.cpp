@@ -2,11 +2,6 @@
 // time as a block of one warp: a thread a lane, the warp intrinsics and __syncthreads by
 // barriers (warp_emu.h), shared memory a static buffer. Built by svd_warp_emu.py bidiag.
 #include "warp_emu.h"
-thread_local Dim3 threadIdx, blockIdx;
-Dim3 blockDim{32, 1, 1};
-std::barrier<>* g_bar;
-thread_local int g_lane;
-unsigned long long g_slots[32];
 alignas(16) unsigned char bl_smem[1 << 20];
 // Matrices by path: [0] the QR iteration, [1] the fast path (thread 0 counts).
 std::atomic<int> g_paths[2];
@@ -17,15 +12,7 @@ std::atomic<int> g_paths[2];
 #include "svd.cu"  // its `extern __shared__` bl_smem is the buffer above
 
 template <typename T> void run_one(SvdArgs g) {
-    std::barrier<> bar(32);
-    g_bar = &bar;
-    std::vector<std::thread> th;
-    for (int l = 0; l < 32; ++l)
-        th.emplace_back([=] {
-            g_lane = l; threadIdx = {(unsigned)l, 0, 0}; blockIdx = {0, 0, 0};
-            bl_svd_bidiag<T>(g);
-        });
-    for (auto& t : th) t.join();
+    emu_run_warp([&] { bl_svd_bidiag<T>(g); });
 }
 // m x n row-major A; U m x k row-major, Vh k x n row-major (thin); vectors: u != NULL.
 template <typename T> int svd(const T* a, int m, int n, int full, T* u, T* s, T* vh, unsigned* info) {

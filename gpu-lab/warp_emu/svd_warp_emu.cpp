@@ -1,25 +1,12 @@
 // The warp SVD kernel (kernels/svd.cu, bl_svd_warp) run on the host, one matrix at a time:
 // a thread a lane, the warp intrinsics by barriers (warp_emu.h). Built by svd_warp_emu.py.
 #include "warp_emu.h"
-thread_local Dim3 threadIdx, blockIdx;
-Dim3 blockDim{32, 1, 1};
-std::barrier<>* g_bar;
-thread_local int g_lane;
-unsigned long long g_slots[32];
 #define BL_NO_DEFAULT_INST
 #include "common_host.cu"
 #include "svd.cu"
 
 template <typename T, int P, int Q> void run_one(SvdArgs g) {
-    std::barrier<> bar(32);
-    g_bar = &bar;
-    std::vector<std::thread> th;
-    for (int l = 0; l < 32; ++l)
-        th.emplace_back([=] {
-            g_lane = l; threadIdx = {(unsigned)l, 0, 0}; blockIdx = {0, 0, 0};
-            bl_svd_warp<T, P, Q>(g);
-        });
-    for (auto& t : th) t.join();
+    emu_run_warp([&] { bl_svd_warp<T, P, Q>(g); });
 }
 // m x n row-major A; U m x uc row-major, Vh vr x n row-major; vectors: u != NULL.
 template <typename T> int svd(const T* a, int m, int n, int full, T* u, T* s, T* vh, unsigned* info) {

@@ -7,28 +7,15 @@ dtype on two cores).
 
     python3 gpu-lab/warp_emu/svd_warp_emu.py f32   # or f64; then `bidiag` for that kernel
 """
-import ctypes, os, subprocess, sys, tempfile
+import ctypes, sys
 import numpy as np
 
+from emu_build import build
+
 BIDIAG = "bidiag" in sys.argv[2:]
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = os.path.join(HERE, "..", "..", "crates", "batchlin", "src", "cuda", "kernels")
+lib = build("svd_bidiag_emu.cpp" if BIDIAG else "svd_warp_emu.cpp")
 
 
-def build():
-    d = tempfile.mkdtemp(prefix="svd_warp_emu")
-    common = open(os.path.join(KERNELS, "common.cu")).read().splitlines()
-    with open(os.path.join(d, "common_host.cu"), "w") as f:
-        f.write("\n".join(l for l in common if "asm" not in l) + "\n")
-    so = os.path.join(d, "libemu.so")
-    subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-w", "-I", d, "-I", KERNELS,
-                    "-I", HERE, "-o", so, os.path.join(HERE, "svd_bidiag_emu.cpp" if BIDIAG else "svd_warp_emu.cpp"), "-lpthread"],
-                   check=True)
-    return ctypes.CDLL(so)
-
-
-lib = build()
 def run(a, full, vectors):
     m, n = a.shape; k = min(m, n)
     dt = a.dtype; f = lib.svd_f32 if dt == np.float32 else lib.svd_f64

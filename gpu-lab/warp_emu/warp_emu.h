@@ -17,12 +17,24 @@
 #define __launch_bounds__(...)
 #define __shared__
 struct Dim3 { unsigned x, y, z; };
-extern thread_local Dim3 threadIdx, blockIdx;
-extern Dim3 blockDim;
+inline thread_local Dim3 threadIdx, blockIdx;
+inline Dim3 blockDim{32, 1, 1};
 inline Dim3 gridDim{1, 1, 1};
-extern std::barrier<>* g_bar;
-extern thread_local int g_lane;
-extern unsigned long long g_slots[32];
+inline std::barrier<>* g_bar;
+inline thread_local int g_lane;
+inline unsigned long long g_slots[32];
+// Runs body() as a block of one warp: 32 threads, a lane each, barriers shared.
+template <typename F> void emu_run_warp(F body) {
+    std::barrier<> bar(32);
+    g_bar = &bar;
+    std::vector<std::thread> th;
+    for (int l = 0; l < 32; ++l)
+        th.emplace_back([=] {
+            g_lane = l; threadIdx = {(unsigned)l, 0, 0}; blockIdx = {0, 0, 0};
+            body();
+        });
+    for (auto& t : th) t.join();
+}
 template <typename T> T emu_exchange(T v, int src) {
     static_assert(sizeof(T) <= 8, "");
     unsigned long long u = 0; std::memcpy(&u, &v, sizeof(T));

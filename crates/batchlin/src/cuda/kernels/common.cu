@@ -405,6 +405,12 @@ template <typename T> __device__ __forceinline__ T bl_sign(T a, T b) {
 // `block` fast path (T from the Householder tridiagonalisation). T is given by `dg(i)`,
 // its diagonal, and `off(i)`, the entry coupling i and i + 1 (b2[i] = off(i)^2).
 
+// The pivot guard of the Sturm recurrences (LAPACK's pivmin): tiny times the largest
+// squared off-diagonal entry, at least tiny.
+template <typename T> __device__ __forceinline__ T bl_tri_pivmin(T offmax2) {
+    return BlT<T>::tiny() * (offmax2 > T(1) ? offmax2 : T(1));
+}
+
 // The diagonal of the Golub-Kahan tridiagonal.
 template <typename T> struct BlTriZero {
     __device__ __forceinline__ T operator()(int) const { return T(0); }

@@ -58,7 +58,7 @@ __device__ bool bl_eigh_bisect(const T* d, const T* e, T* e2, int n, T* out, int
         hi = d[i] + r > hi ? d[i] + r : hi;
         emax2 = e2[i] > emax2 ? e2[i] : emax2;
     }
-    pivmin = BlT<T>::tiny() * (emax2 > T(1) ? emax2 : T(1));
+    pivmin = bl_tri_pivmin(emax2);
     // The interval's ends are accurate to eps times the spectrum's extent (as LAPACK's
     // default abstol): about 25 halvings in float32, 54 in float64.
     const T span = BlT<T>::abs_(lo) > BlT<T>::abs_(hi) ? BlT<T>::abs_(lo) : BlT<T>::abs_(hi);

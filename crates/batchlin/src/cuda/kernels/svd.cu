@@ -896,21 +896,17 @@ template <typename T> __device__ __forceinline__ T bl_gk_off(const T* d, const T
     return (i & 1) ? e[(i >> 1) + 1] : d[i >> 1];
 }
 
-// The pivot guard of the Sturm recurrences: tiny times the largest squared entry (at least 1).
-template <typename T> __device__ __forceinline__ T bl_gk_pivmin(T bmax2) {
-    return BlT<T>::tiny() * (bmax2 > T(1) ? bmax2 : T(1));
-}
-
 // The singular values of B ascending into sig[0..q) by bisection on Sturm counts of its
 // Golub-Kahan tridiagonal, a thread a value (no serial chain; as eigh.cu's eigenvalues
 // alone): below x > 0 lie q + #(sigma < x) of its eigenvalues. b2 (2q elements) gets the
 // off-diagonal entries squared; msg[0] the most steps of a value. `rel`: to relative
 // accuracy (the vectors' shifts need it: a value accurate only to eps ||B|| leaves the
-// small ones' vectors undetermined), else to eps ||B|| as well. Returns whether B is
-// diagonal (then sig = |d| exactly: bisection would stop within pivmin of a zero), the
-// same in every thread. Ends with a barrier.
+// small ones' vectors undetermined), else to eps ||B|| as well. pivmin gets the Sturm
+// recurrences' guard (bl_tri_pivmin), for the vectors. Returns whether B is diagonal
+// (then sig = |d| exactly: bisection would stop within pivmin of a zero), the same in
+// every thread. Ends with a barrier.
 template <typename T>
-__device__ bool bl_gk_bisect(const T* d, const T* e, int q, T* b2, T* sig, int* msg, bool rel) {
+__device__ bool bl_gk_bisect(const T* d, const T* e, int q, T* b2, T* sig, int* msg, bool rel, T& pivmin) {
     const int tid = threadIdx.x, nt = blockDim.x;
     for (int k = tid; k < 2 * q - 1; k += nt) {
         const T x = bl_gk_off(d, e, k);
@@ -928,7 +924,7 @@ __device__ bool bl_gk_bisect(const T* d, const T* e, int q, T* b2, T* sig, int* 
         if (k & 1) emax2 = b2[k] > emax2 ? b2[k] : emax2;
     }
     const T eps = BlT<T>::eps(), span = hi;
-    const T pivmin = bl_gk_pivmin(bmax2);
+    pivmin = bl_tri_pivmin(bmax2);
     const T atol = rel ? T(4) * pivmin : eps * span;
     hi += T(4) * eps * span + T(2) * pivmin;
     int steps = 0;
@@ -987,12 +983,10 @@ __device__ __forceinline__ void bl_gk_reject(int* flag) { atomicMax(flag, 1); }
 // Ex (q x q). fl[0]: the flag; fl[1], fl[2]: E's largest entry (float bits); apart from
 // the QR iteration's messages, which a thread that read the flag may already be writing.
 template <typename T>
-__device__ T* bl_gk_fast_vectors(const T* d, const T* e, int q, const T* b2, const T* sig, T* X0, T* X1, T* Ex,
-                                 T* nu, T* nv, int* fl) {
+__device__ T* bl_gk_fast_vectors(const T* d, const T* e, int q, const T* b2, const T* sig, T pivmin, T* X0, T* X1,
+                                 T* Ex, T* nu, T* nv, int* fl) {
     const int tid = threadIdx.x, nt = blockDim.x;
-    T bmax2 = T(0);
-    for (int i = 0; i < 2 * q - 1; ++i) bmax2 = b2[i] > bmax2 ? b2[i] : bmax2;
-    const T pivmin = bl_gk_pivmin(bmax2), eps = BlT<T>::eps();
+    const T eps = BlT<T>::eps();
     if (tid == 0) fl[0] = 0;
     __syncthreads();
     for (int k = tid; k < q; k += nt) {
@@ -1143,8 +1137,10 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     if (vec && q >= 2 && fs) {
         const bl_i64 qq = (bl_i64)q * q;
         T* sig = rot + 2 * q;
-        const bool diagonal = bl_gk_bisect(d, e, q, rot, sig, msg, true);
-        const T* X = diagonal ? nullptr : bl_gk_fast_vectors(d, e, q, rot, sig, fs, fs + 2 * qq, fs + 4 * qq, vv, wv, msg + 18);
+        T pivmin;
+        const bool diagonal = bl_gk_bisect(d, e, q, rot, sig, msg, true, pivmin);
+        const T* X = diagonal ? nullptr
+                              : bl_gk_fast_vectors(d, e, q, rot, sig, pivmin, fs, fs + 2 * qq, fs + 4 * qq, vv, wv, msg + 18);
         BL_SVD_PATH_HOOK(X != nullptr);
         if (X) {
             for (int c = tid; c < q; c += nt) sp[c * g.s_cs] = bl_scale2(sig[q - 1 - c], es);
@@ -1209,7 +1205,8 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     }
     if (!vec) {
         // Values alone: bisection on the Golub-Kahan tridiagonal, every thread at once.
-        bl_gk_bisect(d, e, q, rot, wv, msg, false);
+        T pivmin;
+        bl_gk_bisect(d, e, q, rot, wv, msg, false, pivmin);
         for (int k = tid; k < q; k += nt) d[k] = wv[k];
         if (tid == 0) st.iters = msg[0];
     } else {
