@@ -16,13 +16,14 @@ rotation; forming Q and P) and what they found: docs/results/h200/2026-12-04-svd
 LAB_COMPILE_ONLY=1 compiles the variants into CuPy's cache and times nothing (it can run
 beside a GPU job). LAB_VARIANTS=full,nb32 picks variants.
 """
-import os, statistics, sys
+import os, sys
 import cupy as cp
 import numpy as np
 
-K = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "batchlin", "src", "cuda", "kernels")
-COMMON = open(os.path.join(K, "common.cu")).read()
-SVD = open(os.path.join(K, "svd.cu")).read()
+from nvrtc_lab import apply_subs, median_ms, source
+
+COMMON = source("common.cu")
+SVD = source("svd.cu")
 
 LAB = r"""
 extern "C" __global__ void __launch_bounds__(512, MINB) lab(const T* a, T* u, T* s, T* v, unsigned* info,
@@ -48,9 +49,7 @@ def build(minb=2, stop=0, dtype="float", src=None, subs=()):
     applied to whichever of the two holds it."""
     src = src or SVD
     common = COMMON
-    for a, b in subs:
-        assert a in src or a in common, a
-        src, common = src.replace(a, b), common.replace(a, b)
+    src, common = apply_subs(src, common, subs)
     if stop:
         at = STOPS[stop - 1]
         assert at in src, at
@@ -87,12 +86,7 @@ def run(fn, a, vec, place, es=4):
     work = cp.empty(max(welems * b, 1), dt)
     args = (a, u, s, v, info, work, np.int64(welems), np.int32(p), np.int32(q), np.int32(place))
     call = lambda: fn((b,), (threads(p, q, vec),), args, shared_mem=smem)
-    call()
-    ts = []
-    for _ in range(5):
-        e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-        e0.record(); call(); e1.record(); e1.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(e0, e1))
+    ms = median_ms(call)
     err = ""
     if vec:
         n = min(b, 16)
@@ -103,7 +97,7 @@ def run(fn, a, vec, place, es=4):
         ov = cp.linalg.norm((v64.transpose(0, 2, 1) @ v64 - cp.eye(q)).reshape(n, -1), axis=1)
         err = f"rec {float(rec.max()):.1e} oU {float(ou.max()):.1e} oV {float(ov.max()):.1e}"
     bad = int(((info & 3) != 0).sum())
-    return statistics.median(ts), err + (f" BAD {bad}" if bad else "")
+    return ms, err + (f" BAD {bad}" if bad else "")
 
 
 def main():

@@ -25,7 +25,10 @@ template <typename T> int eigh(const T* a, int n, T* w, T* v, unsigned* info) {
     g.a = a; g.a_rs = n; g.a_cs = 1;
     g.w = w; g.w_cs = 1;
     g.v = v; g.v_rs = n; g.v_cs = 1;
-    g.info = info; g.n = n; g.lower = 1; g.ld = n | 1; g.nmat = 1;
+    g.info = info; g.n = n; g.lower = 1; g.nmat = 1;
+    // cuda/eigh.rs ld: whole 16-byte vectors, an odd number of them.
+    const int vn = 16 / sizeof(T), l = (n + vn - 1) / vn;
+    g.ld = (l % 2 ? l : l + 1) * vn;
     // EMU_A_GLOBAL=1: the work matrix in `work` too, as cuda/eigh.rs places it beyond shared memory.
     const bool glob = getenv("EMU_A_GLOBAL") && *getenv("EMU_A_GLOBAL") == '1';
     std::vector<T> work((glob ? (size_t)n * g.ld : 0) + 3 * (size_t)n * n + 1);  // the fast path's scratch

@@ -50,15 +50,22 @@ pub(crate) struct Call {
     pub info: u64,
 }
 
-/// The work matrices' leading dimension: odd, so a thread a row (and a thread a column)
-/// hit distinct shared-memory banks.
-fn ld(n: usize) -> usize {
-    n | 1
+/// Elements of T in a 16-byte vector (kernels/common.cu `BlVec`).
+fn vec_elems(es: usize) -> usize {
+    16 / es
+}
+
+/// The work matrices' leading dimension: whole 16-byte vectors, an odd number of them, so
+/// that the tridiagonalisation's vector loads of 8 rows hit distinct shared-memory banks.
+fn ld(n: usize, es: usize) -> usize {
+    let vn = vec_elems(es);
+    let l = n.div_ceil(vn);
+    (if l % 2 == 1 { l } else { l + 1 }) * vn
 }
 
 /// Elements of T of the work matrix (A, with Q and then Z formed over it).
-fn big_elems(n: usize) -> usize {
-    n * ld(n)
+fn big_elems(n: usize, es: usize) -> usize {
+    n * ld(n, es)
 }
 
 /// Elements of T a matrix of the fast path's global scratch (kernels/eigh.cu
@@ -68,10 +75,11 @@ fn fast_elems(n: usize) -> usize {
     3 * n * n
 }
 
-/// Bytes of the small vectors (always in shared memory): d, e, tau, v, p, two rotation
-/// slots, a reduction buffer, then the messages and the permutation as ints.
+/// Bytes of the small vectors (always in shared memory): v and p (padded to whole
+/// vectors), d, e, tau, two rotation slots, a reduction buffer, then the messages and the
+/// permutation as ints.
 fn small_bytes(n: usize, es: usize) -> usize {
-    (9 * n + 32) * es + (8 + n) * 4
+    (2 * n.next_multiple_of(vec_elems(es)) + 7 * n + 32) * es + (8 + n) * 4
 }
 
 /// The thread count: a row a thread up to 512 rows (the kernel's launch bound, which
@@ -127,7 +135,7 @@ pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
 }
 
 /// The kernel arguments of a call, before the launch-specific fields.
-fn args(c: &Call) -> EighArgs {
+fn args(c: &Call, es: usize) -> EighArgs {
     let v = c.v.unwrap_or_default();
     EighArgs {
         a: c.a.ptr,
@@ -144,7 +152,7 @@ fn args(c: &Call) -> EighArgs {
         info: c.info,
         n: c.n as i32,
         lower: c.lower as i32,
-        ld: ld(c.n) as i32,
+        ld: ld(c.n, es) as i32,
         ..Default::default()
     }
 }
@@ -174,7 +182,7 @@ unsafe fn run_warp<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Result
     let (name, inst) = insts::eigh_warp_inst(tn, ct, nw);
     let f = dev.function(&name, &inst, 0)?;
     let per_block = WARPS_A_BLOCK * (32 / nw);
-    let mut args = args(c);
+    let mut args = args(c, std::mem::size_of::<T>());
     // One launch: the batch is at most i32::MAX (run_device checks), so the grid fits.
     args.nmat = c.batch as i32;
     launch(
@@ -196,7 +204,7 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
     }
     let es = std::mem::size_of::<T>();
     let small = small_bytes(n, es);
-    let big = big_elems(n) * es;
+    let big = big_elems(n, es) * es;
     let in_smem = big + small <= dev.smem_optin;
     let smem = if in_smem { big + small } else { small };
     let (tn, ct) = super::qr::tname::<T>();
@@ -205,11 +213,11 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
         &format!("BL_EIGH_BLOCK({tn}, {ct})"),
         dev.smem_optin,
     )?;
-    let mut args = args(c);
+    let mut args = args(c, std::mem::size_of::<T>());
     // Global work (A where it does not fit in shared memory, the fast path's scratch with
     // vectors) in chunks of the batch of at most WORK_BYTES.
     let fast = c.v.is_some() && n >= 2;
-    let per = if in_smem { 0 } else { big_elems(n) } + if fast { fast_elems(n) } else { 0 };
+    let per = if in_smem { 0 } else { big_elems(n, es) } + if fast { fast_elems(n) } else { 0 };
     let mut sc = Scratch::new(stream);
     let chunk = if per == 0 {
         batch
@@ -243,3 +251,25 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
 /// Global scratch a launch may use when the work matrices do not fit in shared memory
 /// (the batch is split into launches that fit).
 pub(crate) const WORK_BYTES: usize = 1 << 30;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_whole_vectors_an_odd_number_of_them() {
+        for es in [4, 8] {
+            for n in 1..=300 {
+                let l = ld(n, es);
+                // Holds a row padded to whole 16-byte vectors (the kernel reads them).
+                assert!(
+                    l >= n.next_multiple_of(vec_elems(es)),
+                    "n {n} es {es}: ld {l}"
+                );
+                // 16 bytes mod 32: 8 rows' vectors hit distinct banks.
+                assert_eq!(l * es % 32, 16, "n {n} es {es}: ld {l}");
+                assert!(l < n + 2 * vec_elems(es), "n {n} es {es}: ld {l}");
+            }
+        }
+    }
+}

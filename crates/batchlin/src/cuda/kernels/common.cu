@@ -225,8 +225,12 @@ template <typename T> struct BlVec;
 template <> struct BlVec<float> {
     static const int N = 4;
     static __device__ __forceinline__ void ld(const float* p, float* x) {
+#ifdef __CUDA_ARCH__
         unsigned addr = (unsigned)__cvta_generic_to_shared(p);
         asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3]) : "r"(addr));
+#else  // the host emulators (gpu-lab/warp_emu)
+        ldg(p, x);
+#endif
     }
     static __device__ __forceinline__ void ldg(const float* p, float* x) {  // any 16-byte aligned p
         const float4 v = *reinterpret_cast<const float4*>(p);
@@ -239,8 +243,12 @@ template <> struct BlVec<float> {
 template <> struct BlVec<double> {
     static const int N = 2;
     static __device__ __forceinline__ void ld(const double* p, double* x) {
+#ifdef __CUDA_ARCH__
         unsigned addr = (unsigned)__cvta_generic_to_shared(p);
         asm volatile("ld.shared.v2.f64 {%0,%1}, [%2];" : "=d"(x[0]), "=d"(x[1]) : "r"(addr));
+#else  // the host emulators (gpu-lab/warp_emu)
+        ldg(p, x);
+#endif
     }
     static __device__ __forceinline__ void ldg(const double* p, double* x) {  // any 16-byte aligned p
         const double2 v = *reinterpret_cast<const double2*>(p);

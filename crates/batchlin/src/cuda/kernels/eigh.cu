@@ -12,7 +12,8 @@
 // eigenvalues ascending (a stable rank sort), each eigenvector's largest component
 // positive, the scaling undone.
 //
-// The work matrix (A, then Q and Z over it; row-major, leading dimension ld, odd) sits in
+// The work matrix (A, then Q and Z over it; row-major, leading dimension ld: a multiple of
+// 16 bytes, odd in units of 16, so that 8 rows' 16-byte vectors hit distinct banks) sits in
 // dynamic shared memory when it fits, else in global scratch (`work`, work_bs elements a
 // matrix); the fast path's scratch (3 n^2) is in `work`, after A where A is there; the
 // small vectors are always in shared memory.
@@ -195,12 +196,15 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         sm += (bl_i64)n * ld;
     }
     T* const Z = A;  // the eigenvectors are formed over A
-    T* d = sm;
+    // v and p first, 16-byte aligned and padded to whole vectors (zeros past n).
+    constexpr int VN = BlVec<T>::N;
+    const int nv = (n + VN - 1) / VN * VN;
+    T* vv = sm;
+    T* pp = vv + nv;
+    T* d = pp + nv;
     T* e = d + n;
     T* tau = e + n;
-    T* vv = tau + n;
-    T* pp = vv + n;
-    T* rot = pp + n;  // two slots of (c[n], s[n])
+    T* rot = tau + n;  // two slots of (c[n], s[n])
     T* red = rot + 4 * n;
     int* msg = reinterpret_cast<int*>(red + 32);  // two slots of (lo, hi, stop, pad)
     int* perm = msg + 8;
@@ -240,12 +244,24 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         // NaN otherwise came out of finite input spanning 5 to f64::MAX).
         A[(bl_i64)i * ld + j] = BlT<T>::abs_(x) < BlT<T>::tiny() ? T(0) : x;
     }
+    // Zeros where the rows' vectors reach past n: A's pad columns, v's and p's tails.
+    for (int idx = tid; idx < n * (nv - n); idx += nt) A[(bl_i64)(idx / (nv - n)) * ld + n + idx % (nv - n)] = T(0);
+    for (int i = n + tid; i < nv; i += nt) vv[i] = pp[i] = T(0);
     __syncthreads();
 
     // Tridiagonalisation: step k reduces column k below its sub-diagonal; the reflector
     // (v[k+1] = 1) is kept in column k below row k+1 for forming Q.
+    // A is symmetric, so the products read and update rows or columns alike. In shared
+    // memory a group of lpr lanes a row, in 16-byte vectors from the vector holding
+    // column k + 1 (v and p zero before it: those columns, the reflectors', are read and
+    // left as they are); a thread's vector loads of 8 rows hit distinct banks (ld). In
+    // global memory a thread a column, so that a warp's loads are consecutive (coalesced).
+    const bool rows = !p.a_global;
+    int lpr = 1;
+    while (rows && lpr < 4 && 2 * lpr * n <= nt) lpr *= 2;
+    const int grp = tid / lpr, gl = tid - grp * lpr, ngrp = nt / lpr;
     for (int k = 0; k < n - 1; ++k) {
-        const int r0 = k + 1;
+        const int r0 = k + 1, j0 = r0 / VN * VN;
         T part = T(0);
         for (int i = r0 + 1 + tid; i < n; i += nt) {
             const T x = A[(bl_i64)i * ld + k];
@@ -255,7 +271,8 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         const T alpha = A[(bl_i64)r0 * ld + k];
         T beta, t, scal;
         bl_householder(alpha, ss, beta, t, scal);
-        for (int i = r0 + tid; i < n; i += nt) vv[i] = i == r0 ? T(1) : A[(bl_i64)i * ld + k] * scal;
+        for (int i = j0 + tid; i < n; i += nt) vv[i] = i < r0 ? T(0) : i == r0 ? T(1) : A[(bl_i64)i * ld + k] * scal;
+        for (int i = j0 + tid; i < r0; i += nt) pp[i] = T(0);
         if (tid == 0) {
             e[k] = beta;
             tau[k] = t;
@@ -264,24 +281,66 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         __syncthreads();
         if (t != T(0)) {
             // p = tau A22 v; w = p - (tau/2)(p.v) v; A22 -= v w^T + w v^T.
-            // A is symmetric: thread i takes column i, so that a warp's loads are
-            // consecutive (coalesced where A is in global memory).
             T part2 = T(0);
-            for (int i = r0 + tid; i < n; i += nt) {
-                T s = T(0);
-                for (int j = r0; j < n; ++j) s += A[(bl_i64)j * ld + i] * vv[j];
-                pp[i] = t * s;
-                part2 += pp[i] * vv[i];
+            if (rows) {
+                for (int i0 = r0; i0 < n; i0 += ngrp) {  // the same trip count in a group's lanes
+                    const int i = i0 + grp;
+                    T acc[VN] = {};
+                    if (i < n)
+                        for (int c = j0 + gl * VN; c < n; c += lpr * VN) {
+                            T a[VN], x[VN];
+                            BlVec<T>::ld(A + (bl_i64)i * ld + c, a);
+                            BlVec<T>::ld(vv + c, x);
+#pragma unroll
+                            for (int u = 0; u < VN; ++u) acc[u] += a[u] * x[u];
+                        }
+                    T s = acc[0];
+#pragma unroll
+                    for (int u = 1; u < VN; ++u) s += acc[u];
+                    for (int off = lpr >> 1; off > 0; off >>= 1) s += bl_shfl_xor(s, off);
+                    if (i < n && gl == 0) {
+                        pp[i] = t * s;
+                        part2 += pp[i] * vv[i];
+                    }
+                }
+            } else {
+                for (int i = r0 + tid; i < n; i += nt) {
+                    T s = T(0);
+                    for (int j = r0; j < n; ++j) s += A[(bl_i64)j * ld + i] * vv[j];
+                    pp[i] = t * s;
+                    part2 += pp[i] * vv[i];
+                }
             }
-            const T kk = -(T(0.5) * t) * bl_sum_all(part2, red);
+            const T kk = -(T(0.5) * t) * bl_sum_all(part2, red);  // a barrier where 2+ warps
+            __syncwarp();  // one warp: p's entries from other lanes
             for (int i = r0 + tid; i < n; i += nt) pp[i] += kk * vv[i];
             __syncthreads();
-            for (int i = r0 + tid; i < n; i += nt) {
-                const T vi = vv[i], wi = pp[i];
-                for (int j = r0; j < n; ++j) A[(bl_i64)j * ld + i] -= vi * pp[j] + wi * vv[j];
+            if (rows) {
+                for (int i = r0 + grp; i < n; i += ngrp) {
+                    const T vi = vv[i], wi = pp[i];
+                    for (int c = j0 + gl * VN; c < n; c += lpr * VN) {
+                        T a[VN], x[VN], y[VN];
+                        BlVec<T>::ld(A + (bl_i64)i * ld + c, a);
+                        BlVec<T>::ld(vv + c, x);
+                        BlVec<T>::ld(pp + c, y);
+#pragma unroll
+                        for (int u = 0; u < VN; ++u) a[u] -= vi * y[u] + wi * x[u];
+                        // Column k (reflector storage) in this vector: its entry, unchanged
+                        // above (v and p are zero there), becomes the reflector's.
+                        if (c == j0 && k >= j0 && i > r0) a[k - j0] = vv[i];
+                        BlVec<T>::st(A + (bl_i64)i * ld + c, a);
+                    }
+                }
+            } else {
+                for (int i = r0 + tid; i < n; i += nt) {
+                    const T vi = vv[i], wi = pp[i];
+                    for (int j = r0; j < n; ++j) A[(bl_i64)j * ld + i] -= vi * pp[j] + wi * vv[j];
+                }
             }
         }
-        for (int i = r0 + 1 + tid; i < n; i += nt) A[(bl_i64)i * ld + k] = vv[i];
+        // The reflector into column k, where no vector store above wrote it.
+        if (!rows || t == T(0) || k < j0)
+            for (int i = r0 + 1 + tid; i < n; i += nt) A[(bl_i64)i * ld + k] = vv[i];
         __syncthreads();
     }
     if (tid == 0) {

@@ -1,0 +1,139 @@
+"""Variants of the `block` eigh kernel (kernels/eigh.cu) timed side by side through CuPy's
+NVRTC, no library build: the library's source with a textual change, its registers,
+spills, time (CUDA events, median of 5) and errors (||A V - V diag(w)|| / ||A||,
+||V^T V - I||, in float64) on symmetric Gaussian batches, vectors wanted (the fast
+path; a matrix it declines goes to tql2 as in the library). Where the time goes: the
+kernel stopped after the load and scaling (`stop1`), the tridiagonalisation (`stop2`),
+the eigenvalues' bisection (`stop3`), the twisted factorisations (`stop4`), the close
+values' orthogonalisation, sort and X's write (`stop5`); `full` is the whole kernel.
+`t128` launches 128 threads a block where n is smaller (the library: n rounded up to
+warps), `m2` asks for two blocks an SM (64 registers a thread at 512 threads), `unroll` unrolls
+the tridiagonalisation's row loops by 4, `nb16` and `nb32` apply 16 or 32 reflectors a
+block at every n (the rule: 32 from 96).
+With a path to an earlier eigh.cu as its argument, that source is timed first (`base`;
+it must compile against today's common.cu).
+
+    python3 gpu-lab/eigh_block_lab.py [old eigh.cu] [float|double]   # on the GPU machine
+
+LAB_VARIANTS=full,stop2 picks variants; LAB_COMPILE_ONLY=1 compiles and times nothing.
+"""
+import os, sys
+import cupy as cp
+import numpy as np
+
+from nvrtc_lab import apply_subs, median_ms, source
+
+COMMON = source("common.cu")
+EIGH = source("eigh.cu")
+
+LAB = r"""
+extern "C" __global__ void __launch_bounds__(512, MINB) lab(const T* a, T* w, T* v, unsigned* info,
+        T* work, long long work_bs, int n, int ld, int a_global) {
+    EighArgs g{};
+    g.a = a; g.a_bs = (bl_i64)n * n; g.a_rs = n; g.a_cs = 1;
+    g.w = w; g.w_bs = n; g.w_cs = 1;
+    g.v = v; g.v_bs = (bl_i64)n * n; g.v_rs = n; g.v_cs = 1;
+    g.info = info; g.work = work; g.work_bs = work_bs;
+    g.n = n; g.lower = 1; g.ld = ld; g.nmat = 1 << 30; g.a_global = a_global; g.fast = 1;
+    bl_eigh_block<T>(g);
+}
+"""
+
+# (the text the stop goes before, the statement): bl_eigh_fast's stops return true, so
+# that tql2 does not take the matrix.
+STOPS = [
+    ("    // Tridiagonalisation: step k", "    if (STOP == 1) return;\n"),
+    ("    // The fast path: vectors without", "    if (STOP == 2) return;\n"),
+    ("    const bl_i64 nn = (bl_i64)n * n;\n    T* X0 = fs;", "    if (STOP == 3) return true;\n"),
+    ("    const T big = BlT<T>::abs_(sig[0])", "    if (STOP == 4) return true;\n"),
+    ("    bl_refl_explicit(R, 1, ld, n - 1);", "    if (STOP == 5) return true;\n"),
+]
+
+
+def build(stop=0, dtype="float", src=None, subs=(), minb=1):
+    """The lab kernel over common.cu and `src` (eigh.cu), each textual change `subs`
+    applied to whichever of the two holds it."""
+    src = src or EIGH
+    common = COMMON
+    src, common = apply_subs(src, common, subs)
+    if stop:
+        at, cut = STOPS[stop - 1]
+        assert at in src, at
+        src = src.replace(at, cut + at)
+    code = f"#define BL_NO_DEFAULT_INST\n#define STOP {stop}\n" + common + "\n" + src + f"\n#define T {dtype}\n#define MINB {minb}\n" + LAB
+    return cp.RawKernel(code, "lab", options=("--std=c++17",))
+
+
+def layout(n, es, old=False):
+    """(ld, small bytes) as cuda/eigh.rs; `old`: the rule before 2026-12-04's vector rows
+    (ld odd), for an earlier eigh.cu."""
+    if old:
+        return n | 1, (9 * n + 32) * es + (8 + n) * 4
+    vn = 16 // es
+    l = -(-n // vn)
+    return (l if l % 2 else l + 1) * vn, (2 * l * vn + 7 * n + 32) * es + (8 + n) * 4
+
+
+def run(fn, a, es, nt=None, old=False, smem_cap=232448):
+    """One launch a matrix as the library's (cuda/eigh.rs run_block): A in shared memory
+    where it fits, the fast path's 3 n^2 scratch in global memory."""
+    b, n, _ = a.shape
+    ld, small = layout(n, es, old)
+    big = n * ld * es
+    in_smem = big + small <= smem_cap
+    smem = big + small if in_smem else small
+    per = (0 if in_smem else n * ld) + 3 * n * n
+    fn.max_dynamic_shared_size_bytes = smem
+    nt = nt or min(max(-(-n // 32), 1), 16) * 32
+    w = cp.empty((b, n), a.dtype)
+    v = cp.empty((b, n, n), a.dtype)
+    info = cp.zeros(b, cp.uint32)
+    work = cp.empty(per * b, a.dtype)
+    args = (a, w, v, info, work, np.int64(per), np.int32(n), np.int32(ld), np.int32(0 if in_smem else 1))
+    call = lambda: fn((b,), (nt,), args, shared_mem=smem)
+    ms = median_ms(call)
+    k = min(b, 16)
+    a64, w64, v64 = (x[:k].astype(cp.float64) for x in (a, w, v))
+    na = cp.linalg.norm(a64.reshape(k, -1), axis=1)
+    res = cp.linalg.norm((a64 @ v64 - v64 * w64[:, None, :]).reshape(k, -1), axis=1) / na
+    orth = cp.linalg.norm((v64.transpose(0, 2, 1) @ v64 - cp.eye(n)).reshape(k, -1), axis=1)
+    bad = int(((info & 3) != 0).sum())
+    err = f"res {float(res.max()):.1e} orth {float(orth.max()):.1e}" + (f" BAD {bad}" if bad else "")
+    return ms, err
+
+
+def main():
+    rng = np.random.default_rng(0)
+    base = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1].endswith(".cu") else None
+    dtype = sys.argv[-1] if sys.argv[-1] in ("float", "double") else "float"
+    npt, es = (np.float32, 4) if dtype == "float" else (np.float64, 8)
+    shapes = [(4096, 48, 48), (1024, 64, 64), (1024, 128, 128), (256, 256, 256)]
+    data = {}
+    for sh in shapes:
+        x = rng.standard_normal(sh)
+        data[sh] = cp.asarray(((x + x.transpose(0, 2, 1)) / 2).astype(npt))
+    variants = ([("base", dict(src=open(base).read(), old=True))] if base else []) + [("full", {})]
+    variants += [(f"stop{s}", dict(stop=s)) for s in range(1, 6)]
+    variants += [("t128", dict(nt=128)), ("t128m2", dict(nt=128, minb=2)), ("m2", dict(minb=2))]
+    loop = "for (int c = j0 + gl * VN; c < n; c += lpr * VN) {"
+    rule = "#define BL_REFL_WIDE_FROM 96\n"
+    variants += [("unroll", dict(subs=[(loop, "_Pragma(\"unroll 4\") " + loop)])),
+                 ("nb16", dict(subs=[(rule, rule.replace("96", "100000"))])),
+                 ("nb32", dict(subs=[(rule, rule.replace("96", "0"))]))]
+    pick = os.environ.get("LAB_VARIANTS")
+    if pick:
+        variants = [v for v in variants if v[0] in pick.split(",")]
+    for name, kw in variants:
+        nt, old = kw.pop("nt", None), kw.pop("old", False)
+        fn = build(dtype=dtype, **kw)
+        print(f"== {name} ({dtype}): {fn.num_regs} registers, {fn.local_size_bytes} B local", flush=True)
+        if os.environ.get("LAB_COMPILE_ONLY"):
+            continue
+        for sh in shapes:
+            b, n, _ = sh
+            ms, err = run(fn, data[sh], es, nt=max(nt, 32 * -(-n // 32)) if nt else None, old=old)
+            print(f"  {b}x{n}x{n}: {ms:.3f} ms  {err if 'stop' not in name else ''}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
