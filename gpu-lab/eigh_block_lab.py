@@ -7,27 +7,32 @@ kernel stopped after the load and scaling (`stop1`), the tridiagonalisation (`st
 the eigenvalues' bisection (`stop3`), the twisted factorisations (`stop4`), the close
 values' orthogonalisation, sort and X's write (`stop5`); `full` is the whole kernel.
 `t128` launches 128 threads a block where n is smaller (the library: n rounded up to
-warps), `m2` asks for two blocks an SM (64 registers a thread at 512 threads), `unroll` unrolls
+warps), `m2` asks for two blocks an SM (64 registers a thread at 512 threads); `s2t128`,
+`s2t256`: the kernel stopped after the tridiagonalisation at 128 or 256 threads and 64
+registers; `apply`: the reflectors' apply as a kernel of its own at several thread
+counts (`lab_apply`, random reflectors: the time does not depend on the values); `unroll` unrolls
 the tridiagonalisation's row loops by 4, `nb16` and `nb32` apply 16 or 32 reflectors a
-block at every n (the rule: 32 from 96).
+block at every n (the rule: 32 from 96); `noun`: the apply's loops not unrolled (the
+library: by 4).
 With a path to an earlier eigh.cu as its argument, that source is timed first (`base`;
 it must compile against today's common.cu).
 
     python3 gpu-lab/eigh_block_lab.py [old eigh.cu] [float|double]   # on the GPU machine
 
-LAB_VARIANTS=full,stop2 picks variants; LAB_COMPILE_ONLY=1 compiles and times nothing.
+LAB_VARIANTS=full,stop2 picks variants, LAB_SHAPES=1024x64x64,.. shapes; LAB_COMPILE_ONLY=1
+compiles and times nothing; LAB_LINEINFO=1 compiles with -lineinfo (for ncu's source page).
 """
 import os, sys
 import cupy as cp
 import numpy as np
 
-from nvrtc_lab import apply_subs, median_ms, source
+from nvrtc_lab import NO_UNROLL, apply_subs, median_ms, source
 
 COMMON = source("common.cu")
 EIGH = source("eigh.cu")
 
 LAB = r"""
-extern "C" __global__ void __launch_bounds__(512, MINB) lab(const T* a, T* w, T* v, unsigned* info,
+extern "C" __global__ void __launch_bounds__(MAXT, MINB) lab(const T* a, T* w, T* v, unsigned* info,
         T* work, long long work_bs, int n, int ld, int a_global) {
     EighArgs g{};
     g.a = a; g.a_bs = (bl_i64)n * n; g.a_rs = n; g.a_cs = 1;
@@ -36,6 +41,19 @@ extern "C" __global__ void __launch_bounds__(512, MINB) lab(const T* a, T* w, T*
     g.info = info; g.work = work; g.work_bs = work_bs;
     g.n = n; g.lower = 1; g.ld = ld; g.nmat = 1 << 30; g.a_global = a_global; g.fast = 1;
     bl_eigh_block<T>(g);
+}
+// The apply alone (`apply`): Y (n x n, row-major) <- (1 (+) Q') Y as the fast path calls it,
+// the reflectors' matrix (n x ld) copied into shared memory first; any values time alike.
+extern "C" __global__ void __launch_bounds__(MAXT, MINB) lab_apply(const T* r, const T* tau, T* y, T* z,
+        int n, int ld, long long zs) {
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    T* R = reinterpret_cast<T*>(bl_smem);
+    const bl_i64 b = blockIdx.x;
+    for (int i = threadIdx.x; i < n * ld; i += blockDim.x) R[i] = r[b * n * ld + i];
+    __syncthreads();
+    const int nbk = n >= BL_REFL_WIDE_FROM ? BL_REFL_NB_WIDE : BL_REFL_NB;
+    const BlRefl<T> rq{R + ld, tau + b * n, y + b * n * n + n, z + b * zs, n, 1, 1, ld, n - 1, n - 1, n, nbk};
+    bl_refl_apply<T>(rq);
 }
 """
 
@@ -50,7 +68,7 @@ STOPS = [
 ]
 
 
-def build(stop=0, dtype="float", src=None, subs=(), minb=1):
+def build(stop=0, dtype="float", src=None, subs=(), minb=1, maxt=512, name="lab"):
     """The lab kernel over common.cu and `src` (eigh.cu), each textual change `subs`
     applied to whichever of the two holds it."""
     src = src or EIGH
@@ -60,8 +78,9 @@ def build(stop=0, dtype="float", src=None, subs=(), minb=1):
         at, cut = STOPS[stop - 1]
         assert at in src, at
         src = src.replace(at, cut + at)
-    code = f"#define BL_NO_DEFAULT_INST\n#define STOP {stop}\n" + common + "\n" + src + f"\n#define T {dtype}\n#define MINB {minb}\n" + LAB
-    return cp.RawKernel(code, "lab", options=("--std=c++17",))
+    code = f"#define BL_NO_DEFAULT_INST\n#define STOP {stop}\n" + common + "\n" + src + f"\n#define T {dtype}\n#define MINB {minb}\n#define MAXT {maxt}\n" + LAB
+    opts = ("--std=c++17",) + (("-lineinfo",) if os.environ.get("LAB_LINEINFO") else ())
+    return cp.RawKernel(code, name, options=opts)
 
 
 def layout(n, es, old=False):
@@ -102,12 +121,39 @@ def run(fn, a, es, nt=None, old=False, smem_cap=232448):
     return ms, err
 
 
+def apply_only(dtype, es, shapes, rng):
+    """The apply as a kernel of its own (`lab_apply`) at several thread counts: what the
+    fast path's apply would take split from the rest (its 64 threads and 128 registers)."""
+    npt = np.float32 if es == 4 else np.float64
+    for nt, maxt, minb in [(64, 512, 1), (128, 128, 8), (256, 256, 4), (512, 512, 2)]:
+        fn = build(dtype=dtype, minb=minb, maxt=maxt, name="lab_apply")
+        print(f"== apply nt {nt} bounds ({maxt}, {minb}): {fn.num_regs} registers, {fn.local_size_bytes} B local", flush=True)
+        if os.environ.get("LAB_COMPILE_ONLY"):
+            continue
+        for b, n, _ in shapes:
+            ld = layout(n, es)[0]
+            nb = 32 if n >= 96 else 16
+            zs = nb * (n + nb) + 4 * nb  # tiles past Z's rows read a little beyond
+            r = cp.asarray((rng.standard_normal((b, n, ld)) * 0.1).astype(npt))
+            tau = cp.asarray(rng.uniform(0, 2, (b, n)).astype(npt))
+            y = cp.asarray(rng.standard_normal((b, n, n)).astype(npt))
+            z = cp.zeros(b * zs, npt)
+            smem = (n + 4) * ld * es  # the tiles read up to 3 rows past the reflectors
+            if smem > 232448:
+                continue
+            fn.max_dynamic_shared_size_bytes = smem
+            call = lambda: fn((b,), (nt,), (r, tau, y, z, np.int32(n), np.int32(ld), np.int64(zs)), shared_mem=smem)
+            print(f"  {b}x{n}x{n}: {median_ms(call):.3f} ms", flush=True)
+
+
 def main():
     rng = np.random.default_rng(0)
     base = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1].endswith(".cu") else None
     dtype = sys.argv[-1] if sys.argv[-1] in ("float", "double") else "float"
     npt, es = (np.float32, 4) if dtype == "float" else (np.float64, 8)
     shapes = [(4096, 48, 48), (1024, 64, 64), (1024, 128, 128), (256, 256, 256)]
+    if os.environ.get("LAB_SHAPES"):
+        shapes = [tuple(int(x) for x in sh.split("x")) for sh in os.environ["LAB_SHAPES"].split(",")]
     data = {}
     for sh in shapes:
         x = rng.standard_normal(sh)
@@ -119,10 +165,15 @@ def main():
     rule = "#define BL_REFL_WIDE_FROM 96\n"
     variants += [("unroll", dict(subs=[(loop, "_Pragma(\"unroll 4\") " + loop)])),
                  ("nb16", dict(subs=[(rule, rule.replace("96", "100000"))])),
-                 ("nb32", dict(subs=[(rule, rule.replace("96", "0"))]))]
+                 ("nb32", dict(subs=[(rule, rule.replace("96", "0"))])),
+                 NO_UNROLL]
+    # The tridiagonalisation alone (stop2) with more threads and 64 registers a thread.
+    variants += [("s2t128", dict(stop=2, nt=128, maxt=128, minb=8)), ("s2t256", dict(stop=2, nt=256, maxt=256, minb=4))]
     pick = os.environ.get("LAB_VARIANTS")
     if pick:
         variants = [v for v in variants if v[0] in pick.split(",")]
+        if "apply" in pick.split(","):
+            apply_only(dtype, es, shapes, rng)
     for name, kw in variants:
         nt, old = kw.pop("nt", None), kw.pop("old", False)
         fn = build(dtype=dtype, **kw)

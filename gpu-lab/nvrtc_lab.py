@@ -27,3 +27,8 @@ def median_ms(call, reps=5):
         e0.record(); call(); e1.record(); e1.synchronize()
         ts.append(cp.cuda.get_elapsed_time(e0, e1))
     return statistics.median(ts)
+
+
+
+# bl_refl_apply (common.cu) with its loops not unrolled (the library: by 4).
+NO_UNROLL = ("noun", dict(subs=[("#pragma unroll 4\n", "")]))

@@ -5,7 +5,7 @@ registers, spills, time (CUDA events, median of 5) and errors (||A - U S V^T|| /
 kernel after the bidiagonalisation and after the fast path's vectors (before the
 reflectors are applied): where the time goes. `nb16`, `nb32`: 16 or 32 reflectors a block
 in bl_refl_apply (common.cu, shared with eigh) at every size (the kernel's rule: 32
-from 96 columns); `inline`: bl_refl_apply inlined (it is a call of its own). With a path to an earlier svd.cu as its
+from 96 columns); `inline`: bl_refl_apply inlined (it is a call of its own); `noun`: its loops not unrolled (the library: by 4). With a path to an earlier svd.cu as its
 argument, that source is timed first (`base`; it must compile against today's
 common.cu). Earlier variants (register cap, rotation loads ahead, one division a
 rotation; forming Q and P) and what they found: docs/results/h200/2026-12-04-svd-bidiag,
@@ -20,7 +20,7 @@ import os, sys
 import cupy as cp
 import numpy as np
 
-from nvrtc_lab import apply_subs, median_ms, source
+from nvrtc_lab import NO_UNROLL, apply_subs, median_ms, source
 
 COMMON = source("common.cu")
 SVD = source("svd.cu")
@@ -112,7 +112,8 @@ def main():
         ("full", {}), ("nb16", dict(subs=[(rule, rule.replace("96", "100000"))])),
         ("nb32", dict(subs=[(rule, rule.replace("96", "0"))])),
         ("inline", dict(subs=[("__device__ __noinline__ void bl_refl_apply(", "__device__ void bl_refl_apply(")])),
-        ("stop1", dict(stop=1)), ("stop2", dict(stop=2))]
+        ("stop1", dict(stop=1)), ("stop2", dict(stop=2)),
+        NO_UNROLL]
     pick = os.environ.get("LAB_VARIANTS")
     if pick:
         variants = [v for v in variants if v[0] in pick.split(",")]
