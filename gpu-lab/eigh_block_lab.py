@@ -13,7 +13,8 @@ registers; `apply`: the reflectors' apply as a kernel of its own at several thre
 counts (`lab_apply`, random reflectors: the time does not depend on the values); `unroll` unrolls
 the tridiagonalisation's row loops by 4, `nb16` and `nb32` apply 16 or 32 reflectors a
 block at every n (the rule: 32 from 96); `noun`: the apply's loops not unrolled (the
-library: by 4).
+library: by 4); the fast path's serial loops over its global scratch unrolled
+(nvrtc_lab.loop_variants: `tw4`, `tw8`, `lw4`, `twlw4`; `fx4` bl_eigh_fast's own, `all4`).
 With a path to an earlier eigh.cu as its argument, that source is timed first (`base`;
 it must compile against today's common.cu).
 
@@ -26,7 +27,7 @@ import os, sys
 import cupy as cp
 import numpy as np
 
-from nvrtc_lab import NO_UNROLL, apply_subs, median_ms, source
+from nvrtc_lab import NO_UNROLL, apply_subs, loop_variants, median_ms, source
 
 COMMON = source("common.cu")
 EIGH = source("eigh.cu")
@@ -166,7 +167,12 @@ def main():
     variants += [("unroll", dict(subs=[(loop, "_Pragma(\"unroll 4\") " + loop)])),
                  ("nb16", dict(subs=[(rule, rule.replace("96", "100000"))])),
                  ("nb32", dict(subs=[(rule, rule.replace("96", "0"))])),
-                 NO_UNROLL]
+                 NO_UNROLL] + loop_variants(COMMON)
+    # bl_eigh_fast's own loops over its global scratch (a vector's scaling, the norms).
+    fx = [(a, a.replace("for (int i", '_Pragma("unroll 4") for (int i')) for a in
+          ("        for (int i = 0; i < n; ++i) X0[(bl_i64)i * n + k] *= inv;",
+           "        for (int i = 0; i < n; ++i) s2 += X[(bl_i64)i * n + k] * X[(bl_i64)i * n + k];")]
+    variants += [("fx4", dict(subs=fx)), ("all4", dict(subs=fx + loop_variants(COMMON)[-1][1]["subs"]))]
     # The tridiagonalisation alone (stop2) with more threads and 64 registers a thread.
     variants += [("s2t128", dict(stop=2, nt=128, maxt=128, minb=8)), ("s2t256", dict(stop=2, nt=256, maxt=256, minb=4))]
     pick = os.environ.get("LAB_VARIANTS")

@@ -20,7 +20,7 @@ import os, sys
 import cupy as cp
 import numpy as np
 
-from nvrtc_lab import NO_UNROLL, apply_subs, median_ms, source
+from nvrtc_lab import NO_UNROLL, apply_subs, loop_variants, median_ms, source
 
 COMMON = source("common.cu")
 SVD = source("svd.cu")
@@ -113,7 +113,7 @@ def main():
         ("nb32", dict(subs=[(rule, rule.replace("96", "0"))])),
         ("inline", dict(subs=[("__device__ __noinline__ void bl_refl_apply(", "__device__ void bl_refl_apply(")])),
         ("stop1", dict(stop=1)), ("stop2", dict(stop=2)),
-        NO_UNROLL]
+        NO_UNROLL] + loop_variants(COMMON)
     pick = os.environ.get("LAB_VARIANTS")
     if pick:
         variants = [v for v in variants if v[0] in pick.split(",")]
