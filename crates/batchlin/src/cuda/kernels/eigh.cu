@@ -283,7 +283,7 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
             // p = tau A22 v; w = p - (tau/2)(p.v) v; A22 -= v w^T + w v^T.
             T part2 = T(0);
             if (rows) {
-                for (int i0 = r0; i0 < n; i0 += ngrp) {  // the same trip count in a group's lanes
+                for (int i0 = r0; i0 < n; i0 += ngrp) {  // the same trip count in every lane (the shuffles)
                     const int i = i0 + grp;
                     T acc[VN] = {};
                     if (i < n)
