@@ -16,7 +16,8 @@ block at every n (the rule: 32 from 96); `noun`: the apply's loops not unrolled 
 library: by 4); the fast path's serial loops over its global scratch unrolled
 (nvrtc_lab.loop_variants: `tw4`, `tw8`, `lw4`, `twlw4`; `fx4` bl_eigh_fast's own, `all4`).
 With a path to an earlier eigh.cu as its argument, that source is timed first (`base`;
-it must compile against today's common.cu).
+it must compile against today's common.cu; it runs under the layout before 2026-12-04's
+vector rows, ld odd).
 
     python3 gpu-lab/eigh_block_lab.py [old eigh.cu] [float|double]   # on the GPU machine
 
