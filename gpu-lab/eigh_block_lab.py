@@ -53,8 +53,7 @@ extern "C" __global__ void __launch_bounds__(MAXT, MINB) lab_apply(const T* r, c
     const bl_i64 b = blockIdx.x;
     for (int i = threadIdx.x; i < n * ld; i += blockDim.x) R[i] = r[b * n * ld + i];
     __syncthreads();
-    const int nbk = n >= BL_REFL_WIDE_FROM ? BL_REFL_NB_WIDE : BL_REFL_NB;
-    const BlRefl<T> rq{R + ld, tau + b * n, y + b * n * n + n, z + b * zs, n, 1, 1, ld, n - 1, n - 1, n, nbk};
+    const BlRefl<T> rq{R + ld, tau + b * n, y + b * n * n + n, z + b * zs, n, 1, 1, ld, n - 1, n - 1, n, bl_refl_nb(n)};
     bl_refl_apply<T>(rq);
 }
 """

@@ -213,7 +213,7 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
         &format!("BL_EIGH_BLOCK({tn}, {ct})"),
         dev.smem_optin,
     )?;
-    let mut args = args(c, std::mem::size_of::<T>());
+    let mut args = args(c, es);
     // Global work (A where it does not fit in shared memory, the fast path's scratch with
     // vectors) in chunks of the batch of at most WORK_BYTES.
     let fast = c.v.is_some() && n >= 2;

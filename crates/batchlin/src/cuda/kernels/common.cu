@@ -599,10 +599,13 @@ template <typename T> __device__ void bl_warp_sign(T* a, bl_i64 sa, int na, T* b
 // Products with a sequence of Householder reflectors without forming it (xORG2R): the
 // `bidiag` SVD's fast path (U = Q [u; 0], V = 1 (+) P v) and the `block` eigh's
 // (V = 1 (+) Q' x). Reflectors a block in bl_refl_apply (three barriers a block):
-// BL_REFL_NB, or BL_REFL_NB_WIDE from BL_REFL_WIDE_FROM columns.
+// BL_REFL_NB, or BL_REFL_NB_WIDE from BL_REFL_WIDE_FROM columns (bl_refl_nb).
 #define BL_REFL_NB 16
 #define BL_REFL_NB_WIDE 32
 #define BL_REFL_WIDE_FROM 96
+__device__ __forceinline__ int bl_refl_nb(int cols) {
+    return cols >= BL_REFL_WIDE_FROM ? BL_REFL_NB_WIDE : BL_REFL_NB;
+}
 
 // One product of bl_refl_apply: Y <- H_0 H_1 ... H_{k-1} Y for the m x n matrix Y (element
 // (i, c) at Y[i ys + c cs]), H_j = I - tau[j] v_j v_j^T with v_j's row r at R[j ld + r rs]

@@ -89,12 +89,13 @@ __device__ bool bl_eigh_bisect(const T* d, const T* e, T* e2, int n, T* out, int
 // value (bl_tri_twist); the vectors of values closer than BL_EIGH_WINDOW ||T|| made
 // orthonormal by first-order symmetric steps (bl_tri_lowdin); z written to the output in
 // ascending order and the reflectors applied to it there (V = (1 (+) Q') z, bl_refl_apply:
-// Q never formed), the sign convention on the output, the eigenvalues and the info word. Returns false (the same in every thread; tql2 then
-// takes the matrix, exact for clusters) where it cannot vouch for the vectors: T diagonal,
-// a vector that overflowed, values so close that their vectors coincide (identity,
-// rank-one, exact ties). R: the reflectors, Q'(r, j) at R[r ld + j] (A's row 1), stored
-// whole once the vectors are accepted. Scratch fs: X0, X1, E (n x n each), then Z.
-// b2, sig, sc: n each of shared memory; msg: 8 ints.
+// Q never formed), the sign convention on the output, the eigenvalues and the info word.
+// Returns false (the same in every thread; tql2 then takes the matrix, exact for
+// clusters) where it cannot vouch for the vectors: T diagonal, a vector that overflowed,
+// values so close that their vectors coincide (identity, rank-one, exact ties). R: the
+// reflectors, Q'(r, j) at R[r ld + j] (A's row 1), stored whole once the vectors are
+// accepted. Scratch fs: X0, X1, E (n x n each), then Z. b2, sig, sc: n each of shared
+// memory; msg: 8 ints.
 #define BL_EIGH_WINDOW 1e-2
 #ifndef BL_EIGH_FAST
 #define BL_EIGH_FAST 1  // 0: always tql2
@@ -166,8 +167,7 @@ __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, T* R, const T* tau, co
     // X is spent: fs is bl_refl_apply's Z. V = (1 (+) Q') X: Q' = H'_0 .. H'_{n-2} on rows
     // 1..n-1, the reflectors the columns of R (R's tiles past the edge read up to 3 rows
     // beyond A: d, e, .. in shared memory, the scratch in global).
-    const int nbk = n >= BL_REFL_WIDE_FROM ? BL_REFL_NB_WIDE : BL_REFL_NB;
-    const BlRefl<T> rq{R, tau, vp + p.v_rs, fs, p.v_rs, p.v_cs, 1, ld, n - 1, n - 1, n, nbk};
+    const BlRefl<T> rq{R, tau, vp + p.v_rs, fs, p.v_rs, p.v_cs, 1, ld, n - 1, n - 1, n, bl_refl_nb(n)};
     bl_refl_apply(rq);
     // The sign convention, on the output: each column's largest component positive.
     for (int c = wid; c < n; c += nw) bl_warp_sign(vp + c * p.v_cs, p.v_rs, n, vp, 0, 0);

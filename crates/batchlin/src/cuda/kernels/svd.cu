@@ -1161,7 +1161,7 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
             __syncthreads();
             // X is spent: fs is bl_refl_apply's Z. V = P v, P = 1 (+) the (q-1) x (q-1)
             // block of right reflectors.
-            const int nbk = q >= BL_REFL_WIDE_FROM ? BL_REFL_NB_WIDE : BL_REFL_NB;
+            const int nbk = bl_refl_nb(q);
             const BlRefl<T> ru{A, tauq, xp, fs, g.x_rs, g.x_cs, ld, 1, p, q, q, nbk};
             const BlRefl<T> rv{V + ldv + 1, taup, yp + g.y_rs, fs, g.y_rs, g.y_cs, ldv, 1, q - 1, q - 1, q, nbk};
             bl_refl_apply(ru);
