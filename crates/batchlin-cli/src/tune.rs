@@ -1,8 +1,9 @@
 //! `batchlin tune`: every CPU kernel of the registry timed on a grid of shapes, each result
 //! checked first, into a cost table the planner reads (table.rs), with the raw timings and
 //! a report of the table's regret on shapes held out of the grid
-//! (docs/proposals/measured-routing.md, step 2). The main variant of each operation (QR
-//! reduced, eigh with vectors, the thin SVD); GPU kernels and the transfer model are step 3.
+//! (docs/proposals/measured-routing.md, step 2). Every variant of each operation (the QR
+//! modes, eigh and eigvalsh, the thin and full SVD and svdvals) has its own rows; GPU
+//! kernels and the transfer model are step 3.
 
 use crate::{check, make_inputs, plots, Shape};
 use batchlin::plan::{plan_with, Source};
@@ -68,24 +69,43 @@ fn level(i: usize) -> usize {
     }
 }
 
+/// The variants of an operation, each timed and routed on its own rows.
+fn variants(op: Op) -> impl Iterator<Item = Variant> {
+    Variant::ALL.into_iter().filter(move |v| v.op() == op)
+}
+
+/// Whether `v` forms a square factor of the longer side (the complete Q, the full U or V).
+fn full(v: Variant) -> bool {
+    matches!(v, Variant::QrComplete | Variant::SvdFull)
+}
+
 /// Work units of one call (about the flops over the size): the caps keep a call under
-/// about a second on a small machine.
-fn work(op: Op, batch: usize, m: usize, n: usize) -> f64 {
+/// about a second on a small machine. A square factor of the longer side counts as a
+/// square matrix of that side.
+fn work(v: Variant, batch: usize, m: usize, n: usize) -> f64 {
     let k = m.min(n) as f64;
-    let c = match op {
+    let c = match v.op() {
         Op::Qr => 4.0,
         Op::Eigh => 9.0,
         Op::Svd => 20.0,
     };
-    c * batch as f64 * m as f64 * n as f64 * k
+    let mn = if full(v) {
+        (m.max(n) as f64).powi(2)
+    } else {
+        m as f64 * n as f64
+    };
+    c * batch as f64 * mn * k
 }
 
 const MAX_ELEMS: usize = 1 << 24;
 const MAX_WORK: f64 = 2e10;
 const MAX_K: usize = 1024;
 
-fn feasible(op: Op, batch: usize, m: usize, n: usize) -> bool {
-    batch * m * n <= MAX_ELEMS && work(op, batch, m, n) <= MAX_WORK
+/// Within the caps: the input and the outputs' elements, and the work.
+fn feasible(v: Variant, batch: usize, m: usize, n: usize) -> bool {
+    let side = m.max(n);
+    let extra = if full(v) { 2 * side * side } else { 0 };
+    batch * (m * n + extra) <= MAX_ELEMS && work(v, batch, m, n) <= MAX_WORK
 }
 
 /// m x n from min(m, n) = k and the aspect m / n as 2^e.
@@ -113,7 +133,7 @@ fn grid(ops: &[Op]) -> Vec<(usize, Shape)> {
             for (ki, &k) in ks.iter().enumerate() {
                 for (bi, &batch) in batches.iter().enumerate() {
                     let (m, n) = dims(k, e);
-                    if !feasible(op, batch, m, n) {
+                    if !feasible(op.main_variant(), batch, m, n) {
                         continue;
                     }
                     let lv = level(ki).max(level(bi)).max(al);
@@ -134,82 +154,125 @@ fn kernels_for(p: &Problem) -> Vec<&'static Kernel> {
         .collect()
 }
 
-/// One kernel at one shape: microseconds (median, p25, p75), or why it was left out.
-fn measure<T: Real>(
+/// One kernel's first call at one shape, checked: its microseconds, or why it was left
+/// out.
+fn pilot<T: Real>(
     k: &'static Kernel,
-    s: &Shape,
     p: &Problem,
     inputs: &[batchlin::Tensor<T>],
-    best_us: Option<f64>,
-) -> Result<(f64, f64, f64), String> {
+    refs: &[&[T]],
+) -> Result<f64, String> {
     let opts = Options::with_kernel(k.backend, k.name);
-    let refs: Vec<&[T]> = inputs.iter().map(|t| t.data.as_slice()).collect();
-    let pilot = timing::time_host(p, &opts, &refs, 1).map_err(|e| e.to_string())?;
-    let o = &pilot.outputs;
-    let err = check::max_error(
-        &s.op,
-        &inputs[pilot.last_input],
-        &o[0],
-        o.get(1),
-        o.get(2),
-        2,
-    );
-    let bound = check::bound::<T>(s.op, s.m.max(s.n));
-    if !(err <= bound)
-        || pilot
-            .info
-            .iter()
-            .any(|i| i.nonfinite() || i.not_converged())
-    {
+    let t = timing::time_host(p, &opts, refs, 1).map_err(|e| e.to_string())?;
+    let err = check::max_error(p.variant, &inputs[t.last_input], &t.outputs, 2);
+    let bound = check::bound::<T>(p.op(), p.m.max(p.n));
+    if !(err <= bound) || t.info.iter().any(|i| i.nonfinite() || i.not_converged()) {
         return Err(format!("error {err:.1e} over the bound {bound:.1e}"));
     }
-    let us = pilot.ms * 1e3;
-    // A kernel three times slower than the best so far keeps its one sample.
-    if best_us.is_some_and(|b| us > 3.0 * b) {
-        return Ok((us, us, us));
-    }
-    let reps = ((100e3 / us.max(1.0)) as usize).clamp(3, 30);
-    let t = timing::time_host(p, &opts, &refs, reps).map_err(|e| e.to_string())?;
-    Ok((t.ms * 1e3, t.p25_ms * 1e3, t.p75_ms * 1e3))
+    Ok(t.ms * 1e3)
 }
 
-/// Every CPU kernel at one shape in `dtype`: the points measured and the kernels that
-/// failed their check.
-fn shape_points(s: &Shape, dtype: DType, rng: &mut StdRng) -> (Vec<Point>, Vec<String>) {
-    fn go<T: Real>(s: &Shape, rng: &mut StdRng) -> (Vec<Point>, Vec<String>) {
-        let p = Problem::new(s.op.main_variant(), T::DTYPE, s.batch, s.m, s.n);
+/// Timed calls a kernel gets at a shape from its pilot time: about 20 ms of calls, at
+/// least 3 and at most 2000; and in how many rounds, taken in turn with the other
+/// contenders so that the machine's slow moments fall on all of them alike. Calls of a
+/// few microseconds need the many samples: with 30 (2026-12-04's table) some rows were
+/// bimodal (median 24 us, 25th percentile 11) and the held-out worst case was noise.
+fn sampling(us: f64) -> (usize, usize) {
+    let reps = ((20e3 / us.max(0.01)) as usize).clamp(3, 2000);
+    let rounds = if us < 1e3 {
+        5
+    } else if us < 1e4 {
+        3
+    } else {
+        1
+    };
+    (reps, rounds)
+}
+
+/// The median of the values.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Every CPU kernel of `variant` at one shape in `dtype`: the points measured and the
+/// kernels that failed their check. Each kernel's first call is checked; one three times
+/// slower than the best keeps that one sample; the others are timed in rounds taken in
+/// turn (`sampling`), their median, 25th and 75th percentiles the medians of the rounds'.
+fn shape_points(
+    s: &Shape,
+    variant: Variant,
+    dtype: DType,
+    rng: &mut StdRng,
+) -> (Vec<Point>, Vec<String>) {
+    fn go<T: Real>(s: &Shape, variant: Variant, rng: &mut StdRng) -> (Vec<Point>, Vec<String>) {
+        let p = Problem::new(variant, T::DTYPE, s.batch, s.m, s.n);
         let copies = if s.batch * s.m * s.n < (1 << 16) {
             2
         } else {
             1
         };
         let inputs = make_inputs::<T>(s, copies, rng);
-        let (mut pts, mut bad) = (vec![], vec![]);
-        let mut best: Option<f64> = None;
+        let refs: Vec<&[T]> = inputs.iter().map(|t| t.data.as_slice()).collect();
+        let mut bad = vec![];
+        let mut ok: Vec<(&'static Kernel, f64)> = vec![];
         for k in kernels_for(&p) {
-            match measure(k, s, &p, &inputs, best) {
-                Ok((median_us, p25_us, p75_us)) => {
-                    best = Some(best.map_or(median_us, |b| b.min(median_us)));
-                    pts.push(Point {
-                        kernel: kernel_key(k),
-                        variant: p.variant,
-                        dtype: p.dtype,
-                        batch: s.batch,
-                        m: s.m,
-                        n: s.n,
-                        median_us,
-                        p25_us,
-                        p75_us,
-                    });
-                }
+            match pilot(k, &p, &inputs, &refs) {
+                Ok(us) => ok.push((k, us)),
                 Err(e) => bad.push(format!("{} at {p}: {e}", kernel_key(k))),
             }
         }
+        let best = ok.iter().map(|(_, us)| *us).fold(f64::INFINITY, f64::min);
+        // Per kernel the (median, p25, p75) of each round; a slow kernel keeps its pilot.
+        let mut rounds: Vec<[Vec<f64>; 3]> = ok
+            .iter()
+            .map(|(_, us)| match *us > 3.0 * best {
+                true => [vec![*us], vec![*us], vec![*us]],
+                false => Default::default(),
+            })
+            .collect();
+        let contenders: Vec<usize> = (0..ok.len()).filter(|&i| rounds[i][0].is_empty()).collect();
+        let plan: Vec<(usize, usize)> = ok.iter().map(|(_, us)| sampling(*us)).collect();
+        let most = contenders.iter().map(|&i| plan[i].1).max().unwrap_or(0);
+        for round in 0..most {
+            for &i in &contenders {
+                let (reps, n_rounds) = plan[i];
+                if round >= n_rounds {
+                    continue;
+                }
+                let k = ok[i].0;
+                let opts = Options::with_kernel(k.backend, k.name);
+                match timing::time_host(&p, &opts, &refs, reps.div_ceil(n_rounds)) {
+                    Ok(t) => {
+                        for (r, x) in rounds[i].iter_mut().zip([t.ms, t.p25_ms, t.p75_ms]) {
+                            r.push(x * 1e3);
+                        }
+                    }
+                    Err(e) => bad.push(format!("{} at {p}: {e}", kernel_key(k))),
+                }
+            }
+        }
+        let pts = ok
+            .iter()
+            .zip(rounds)
+            .filter(|(_, r)| !r[0].is_empty())
+            .map(|((k, _), [med, p25, p75])| Point {
+                kernel: kernel_key(k),
+                variant,
+                dtype: p.dtype,
+                batch: s.batch,
+                m: s.m,
+                n: s.n,
+                median_us: median(med),
+                p25_us: median(p25),
+                p75_us: median(p75),
+            })
+            .collect();
         (pts, bad)
     }
     match dtype {
-        DType::F64 => go::<f64>(s, rng),
-        _ => go::<f32>(s, rng),
+        DType::F64 => go::<f64>(s, variant, rng),
+        _ => go::<f32>(s, variant, rng),
     }
 }
 
@@ -248,10 +311,13 @@ fn drift_probe() -> f64 {
     settled(&readings)
 }
 
-/// A held-out shape: k, batch and aspect drawn log-uniformly off the grid.
-fn held_out(ops: &[Op], rng: &mut StdRng) -> Shape {
+/// A held-out shape and variant: k, batch and aspect drawn log-uniformly off the grid,
+/// the variant uniformly among its operation's.
+fn held_out(ops: &[Op], rng: &mut StdRng) -> (Shape, Variant) {
     loop {
         let op = ops[rng.random_range(0..ops.len())];
+        let vs: Vec<Variant> = variants(op).collect();
+        let v = vs[rng.random_range(0..vs.len())];
         let k = 2f64
             .powf(rng.random_range(1.0..(MAX_K as f64).log2()))
             .round() as usize;
@@ -267,13 +333,14 @@ fn held_out(ops: &[Op], rng: &mut StdRng) -> Shape {
         } else {
             (k, (k as f64 / a).round() as usize)
         };
-        if feasible(op, batch, m, n) {
-            return Shape { op, batch, m, n };
+        if feasible(v, batch, m, n) {
+            return (Shape { op, batch, m, n }, v);
         }
     }
 }
 
 struct Regret {
+    op: Op,
     shape: String,
     table: f64,
     rules: f64,
@@ -285,10 +352,10 @@ struct Regret {
 
 /// The table's and the rules' regret at a held-out shape: the time of the kernel each
 /// picks over the fastest measured there.
-fn regret(s: &Shape, dtype: DType, model: &Model, rng: &mut StdRng) -> Option<Regret> {
-    let (pts, _) = shape_points(s, dtype, rng);
+fn regret(s: &Shape, v: Variant, dtype: DType, model: &Model, rng: &mut StdRng) -> Option<Regret> {
+    let (pts, _) = shape_points(s, v, dtype, rng);
     let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
-    let p = Problem::new(s.op.main_variant(), dtype, s.batch, s.m, s.n);
+    let p = Problem::new(v, dtype, s.batch, s.m, s.n);
     // (regret, measured us, the table's prediction and whether it extrapolated).
     type Priced = (f64, f64, Option<(f64, bool)>);
     let time_of = |t: Option<&Model>| -> Option<Priced> {
@@ -307,7 +374,8 @@ fn regret(s: &Shape, dtype: DType, model: &Model, rng: &mut StdRng) -> Option<Re
     let (table, measured_us, predicted) = time_of(Some(model))?;
     let (rules, _, _) = time_of(None)?;
     Some(Regret {
-        shape: format!("{} {} {}x{}x{}", s.op, dtype, s.batch, s.m, s.n),
+        op: s.op,
+        shape: format!("{} {} {}x{}x{}", v.name(), dtype, s.batch, s.m, s.n),
         table,
         rules,
         extrapolated: predicted.is_some_and(|p| p.1),
@@ -354,13 +422,15 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         }
     };
     'grid: for (_, s) in &shapes {
-        for dtype in [DType::F32, DType::F64] {
-            if t0.elapsed() >= grid_end {
-                break 'grid;
+        for v in variants(s.op).filter(|&v| feasible(v, s.batch, s.m, s.n)) {
+            for dtype in [DType::F32, DType::F64] {
+                if t0.elapsed() >= grid_end {
+                    break 'grid;
+                }
+                let (p, bad) = shape_points(s, v, dtype, &mut rng);
+                points.extend(p);
+                failed.extend(bad);
             }
-            let (p, bad) = shape_points(s, dtype, &mut rng);
-            points.extend(p);
-            failed.extend(bad);
         }
         done += 1;
         progress(done, shapes.len(), t0.elapsed());
@@ -397,13 +467,13 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let model = Model::new(&table, &file.display().to_string());
     let mut regrets = vec![];
     while t0.elapsed() < a.budget && regrets.len() < 200 {
-        let s = held_out(&ops, &mut rng);
+        let (s, v) = held_out(&ops, &mut rng);
         let dtype = if rng.random_bool(0.5) {
             DType::F32
         } else {
             DType::F64
         };
-        regrets.extend(regret(&s, dtype, &model, &mut rng));
+        regrets.extend(regret(&s, v, dtype, &model, &mut rng));
         progress(done, shapes.len(), t0.elapsed());
     }
     if tty {
@@ -540,14 +610,35 @@ fn report(
         regrets.len()
     );
     if !regrets.is_empty() {
-        let stat = |f: fn(&Regret) -> f64| {
-            let g = geomean(regrets.iter().map(f));
-            let w = regrets.iter().map(f).fold(1.0, f64::max);
+        fn stat<R: std::borrow::Borrow<Regret>>(of: &[R], f: fn(&Regret) -> f64) -> String {
+            let g = geomean(of.iter().map(|x| f(x.borrow())));
+            let w = of.iter().map(|x| f(x.borrow())).fold(1.0, f64::max);
             format!("{g:.3} | {w:.2}")
-        };
+        }
         let _ = writeln!(r, "| routing | geometric mean | worst |\n|---|---|---|");
-        let _ = writeln!(r, "| this table | {} |", stat(|x| x.table));
-        let _ = writeln!(r, "| the rules | {} |", stat(|x| x.rules));
+        let _ = writeln!(r, "| this table | {} |", stat(regrets, |x| x.table));
+        let _ = writeln!(r, "| the rules | {} |", stat(regrets, |x| x.rules));
+        let ops: Vec<Op> = [Op::Qr, Op::Eigh, Op::Svd]
+            .into_iter()
+            .filter(|&op| regrets.iter().any(|x| x.op == op))
+            .collect();
+        if ops.len() > 1 {
+            let _ = writeln!(
+                r,
+                "\nBy operation (every variant):\n\n| operation | shapes | table: geometric \
+                 mean | worst | rules: geometric mean | worst |\n|---|---|---|---|---|---|"
+            );
+            for op in ops {
+                let of: Vec<&Regret> = regrets.iter().filter(|x| x.op == op).collect();
+                let _ = writeln!(
+                    r,
+                    "| {op} | {} | {} | {} |",
+                    of.len(),
+                    stat(&of, |x| x.table),
+                    stat(&of, |x| x.rules)
+                );
+            }
+        }
         let ext = regrets.iter().filter(|x| x.extrapolated).count();
         let _ = writeln!(
             r,
@@ -599,7 +690,9 @@ mod tests {
     fn the_grid_spans_the_axes_coarse_first_within_its_caps() {
         let g = grid(&[Op::Qr, Op::Eigh]);
         assert!(g.windows(2).all(|w| w[0].0 <= w[1].0), "levels in order");
-        assert!(g.iter().all(|(_, s)| feasible(s.op, s.batch, s.m, s.n)));
+        assert!(g
+            .iter()
+            .all(|(_, s)| feasible(s.op.main_variant(), s.batch, s.m, s.n)));
         assert!(g.iter().all(|(_, s)| s.op != Op::Eigh || s.m == s.n));
         let coarse: Vec<&Shape> = g.iter().filter(|(l, _)| *l == 0).map(|(_, s)| s).collect();
         for k in [2, 8, 32, 128, 512] {

@@ -4,7 +4,7 @@
 //! and accuracy against an independent float64 reference.
 
 mod common;
-use batchlin::{eigh_into, Backend, BatchRef, Info, Op, Options, Real, Uplo};
+use batchlin::{eigh_into, Backend, BatchRef, Info, Op, Options, Real, Uplo, Variant};
 use common::*;
 use rand::Rng;
 
@@ -93,7 +93,8 @@ fn auto_matches_routed<T: Real>(seed: u64) {
             sym_gaussian(&mut g, n),
         ];
         let inp = Input::<T>::contiguous(&mats, &[3], n, n);
-        let chosen = routed::<T>(Op::Eigh, 3, n, n);
+        let chosen = routed_variant::<T>(Variant::Eigh, 3, n, n);
+        let chosen_vals = routed_variant::<T>(Variant::Eigvalsh, 3, n, n);
         for uplo in UPLOS {
             let ctx = format!("eigh {uplo:?} n={n}: auto vs {chosen}");
             let auto = run_eigh(&inp.view(), uplo, true, Backend::Auto);
@@ -108,7 +109,7 @@ fn auto_matches_routed<T: Real>(seed: u64) {
                 &ctx,
             );
             let vals_auto = run_eigh(&inp.view(), uplo, false, Backend::Auto);
-            let vals_forced = run_eigh(&inp.view(), uplo, false, chosen);
+            let vals_forced = run_eigh(&inp.view(), uplo, false, chosen_vals);
             let plain_vals = batchlin::eigvalsh(&inp.view(), uplo).unwrap();
             assert_eq!(plain_vals.shape, vec![3, n]);
             assert_same_bits(&tensor_vecs(&plain_vals), &vals_auto.w, &ctx);
@@ -237,9 +238,10 @@ fn batch_shapes<T: Real>(seed: u64) {
                 assert_eq!(info.len(), count, "{ctx}");
                 let ws = tensor_vecs(&res.w);
                 let vs = tensor_mats(res.v.as_ref().unwrap());
+                let routed = concrete(b, || routed_variant::<T>(Variant::Eigh, count, n, n));
                 for i in 0..count {
                     let alone = Input::<T>::contiguous(&mats[i..i + 1], &[], n, n);
-                    let one = run_eigh(&alone.view(), Uplo::Lower, true, b);
+                    let one = run_eigh(&alone.view(), Uplo::Lower, true, routed);
                     assert_same_bits(&one.w, &ws[i..i + 1], &ctx);
                     assert_same_bits(one.v.as_ref().unwrap(), &vs[i..i + 1], &ctx);
                 }
@@ -614,7 +616,12 @@ fn nonfinite_in_batch<T: Real>(seed: u64) {
                         b.name()
                     );
                     let res = run_eigh(&inp.view(), uplo, vectors, b);
-                    let want = run_eigh(&clean.view(), uplo, vectors, b);
+                    let variant = match vectors {
+                        true => Variant::Eigh,
+                        false => Variant::Eigvalsh,
+                    };
+                    let routed = concrete(b, || routed_variant::<T>(variant, 5, n, n));
+                    let want = run_eigh(&clean.view(), uplo, vectors, routed);
                     for &i in &bad {
                         assert!(res.info[i].nonfinite(), "{ctx}: matrix {i} not flagged");
                         assert!(res.w[i].all_nan(), "{ctx}: w of {i} not all NaN");

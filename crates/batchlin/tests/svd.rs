@@ -4,7 +4,7 @@
 //! convention, the info words, and accuracy against an independent float64 reference.
 
 mod common;
-use batchlin::{svd_into, Backend, BatchRef, Info, Op, Options, Real};
+use batchlin::{svd_into, Backend, BatchRef, Info, Op, Options, Real, Variant};
 use common::*;
 use rand::Rng;
 
@@ -102,8 +102,12 @@ fn auto_matches_routed<T: Real>(seed: u64) {
     for (m, n) in all_shapes() {
         let mats: Vec<M> = (0..3).map(|_| gaussian(&mut g, m, n)).collect();
         let inp = Input::<T>::contiguous(&mats, &[3], m, n);
-        let chosen = routed::<T>(Op::Svd, 3, m, n);
         for full in [false, true] {
+            let variant = match full {
+                false => Variant::SvdThin,
+                true => Variant::SvdFull,
+            };
+            let chosen = routed_variant::<T>(variant, 3, m, n);
             let ctx = format!("svd full={full} {m}x{n}: auto vs {chosen}");
             let auto = run_svd(&inp.view(), full, true, Backend::Auto);
             let forced = run_svd(&inp.view(), full, true, chosen);
@@ -124,7 +128,8 @@ fn auto_matches_routed<T: Real>(seed: u64) {
             );
         }
         let vals_auto = run_svd(&inp.view(), false, false, Backend::Auto);
-        let vals_forced = run_svd(&inp.view(), false, false, chosen);
+        let chosen_vals = routed_variant::<T>(Variant::Svdvals, 3, m, n);
+        let vals_forced = run_svd(&inp.view(), false, false, chosen_vals);
         let plain_vals = batchlin::svdvals(&inp.view()).unwrap();
         assert_eq!(plain_vals.shape, vec![3, m.min(n)]);
         assert_same_bits(&tensor_vecs(&plain_vals), &vals_auto.s, "svdvals vs auto");
@@ -170,9 +175,14 @@ fn batch_shapes<T: Real>(seed: u64) {
                     let ss = tensor_vecs(&res.s);
                     let us = tensor_mats(res.u.as_ref().unwrap());
                     let vs = tensor_mats(res.vh.as_ref().unwrap());
+                    let variant = match full {
+                        false => Variant::SvdThin,
+                        true => Variant::SvdFull,
+                    };
+                    let routed = concrete(b, || routed_variant::<T>(variant, count, m, n));
                     for i in 0..count {
                         let alone = Input::<T>::contiguous(&mats[i..i + 1], &[], m, n);
-                        let one = run_svd(&alone.view(), full, true, b);
+                        let one = run_svd(&alone.view(), full, true, routed);
                         assert_same_bits(&one.s, &ss[i..i + 1], &ctx);
                         assert_same_bits(one.u.as_ref().unwrap(), &us[i..i + 1], &ctx);
                         assert_same_bits(one.vh.as_ref().unwrap(), &vs[i..i + 1], &ctx);
@@ -591,7 +601,13 @@ fn nonfinite_in_batch<T: Real>(seed: u64) {
                     b.name()
                 );
                 let res = run_svd(&inp.view(), full, vectors, b);
-                let want = run_svd(&clean.view(), full, vectors, b);
+                let variant = match (full, vectors) {
+                    (_, false) => Variant::Svdvals,
+                    (false, true) => Variant::SvdThin,
+                    (true, true) => Variant::SvdFull,
+                };
+                let routed = concrete(b, || routed_variant::<T>(variant, 6, m, n));
+                let want = run_svd(&clean.view(), full, vectors, routed);
                 for &i in &bad {
                     assert!(res.info[i].nonfinite(), "{ctx}: matrix {i} not flagged");
                     assert!(res.s[i].all_nan(), "{ctx}: S of {i} not all NaN");

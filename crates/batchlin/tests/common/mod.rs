@@ -1015,7 +1015,17 @@ pub fn routed<T: Real>(op: batchlin::Op, batch: usize, m: usize, n: usize) -> Ba
 /// the same in any batch; mode r's R is the reduced R) holds for Auto against the backend
 /// it picked for the call.
 pub fn routed_qr<T: Real>(mode: QrMode, batch: usize, m: usize, n: usize) -> Backend {
-    let variant = batchlin::Operation::Qr(mode).variant();
+    routed_variant::<T>(batchlin::Operation::Qr(mode).variant(), batch, m, n)
+}
+
+/// The backend a call of `variant` on host data is routed to (as `routed_qr`: a cost
+/// table routes each variant by its own rows, and by the batch).
+pub fn routed_variant<T: Real>(
+    variant: batchlin::Variant,
+    batch: usize,
+    m: usize,
+    n: usize,
+) -> Backend {
     let p = batchlin::Problem::new(variant, T::DTYPE, batch, m, n);
     batchlin::plan(&p, &batchlin::Place::Host, &Options::default())
         .expect("a plan")
