@@ -181,7 +181,10 @@ def test_svd_against_numpy(x, full):
     u, s, vh, info = batchlin.svd_ex(a, full)
     s2, info2 = batchlin.svdvals_ex(a)
     ct = DTYPES[a.dtype.name]
-    assert np.array_equal(info, info2) or bad
+    # The same matrices flagged (the iteration counts are the routed kernel's own, and
+    # a cost table may route svd and svdvals to different kernels).
+    flags = batchlin.INFO_NONFINITE | batchlin.INFO_NOT_CONVERGED
+    assert np.array_equal(info & flags, info2 & flags) or bad
     for (am, (um, sm, vm, s2m), isbad), word in zip(per_matrix(a, bad, u, s, vh, s2),
                                                     info.reshape(-1)):
         if isbad:

@@ -33,10 +33,12 @@ const USAGE: &str = "usage:
       the devices found, the kernels embedded, the kernel registry and the plan each
       shape of record gets
   batchlin tune [--only qr|eigh|svd] [--budget 20m] [--out DIR] [--install]
+                [--check TABLE]
       time every CPU kernel on a grid of shapes (results checked first) into a cost
       table for this machine, with the raw points and a report of its regret on shapes
       held out of the grid (DIR: tune-<device>); --install puts the table where the
-      planner reads it (BATCHLIN_TABLE_DIR, else the cache directory's tables/)
+      planner reads it (BATCHLIN_TABLE_DIR, else the cache directory's tables/);
+      --check TABLE measures no grid: TABLE's regret on held-out shapes, all the budget
   batchlin help | -h | --help
       this message";
 
@@ -123,6 +125,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             budget: std::time::Duration::from_secs(20 * 60),
             out: None,
             install: false,
+            check: None,
         },
     };
     while let Some(flag) = it.next() {
@@ -166,6 +169,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--budget" if a.cmd == "tune" => a.tune.budget = tune::parse_duration(&val()?)?,
             "--out" if a.cmd == "tune" => a.tune.out = Some(val()?.into()),
             "--install" if a.cmd == "tune" => a.tune.install = true,
+            "--check" if a.cmd == "tune" => a.tune.check = Some(val()?.into()),
             "-h" | "--help" => return Ok(Parsed::Help),
             _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
         }
@@ -594,6 +598,13 @@ mod tests {
         assert_eq!(a.tune.budget, std::time::Duration::from_secs(90));
         assert_eq!(a.tune.out.as_deref(), Some(std::path::Path::new("/tmp/t")));
         assert!(a.tune.install);
+        let Ok(Parsed::Run(a)) = parse(&["tune", "--check", "t.toml"]) else {
+            panic!("--check refused")
+        };
+        assert_eq!(
+            a.tune.check.as_deref(),
+            Some(std::path::Path::new("t.toml"))
+        );
         let e = parse(&["tune", "--budget", "soon"]).err().unwrap();
         assert!(e.contains("--budget"), "{e}");
         let e = parse(&["bench", "--budget", "30s"]).err().unwrap();

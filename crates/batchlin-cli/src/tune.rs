@@ -23,6 +23,8 @@ pub struct TuneArgs {
     pub out: Option<PathBuf>,
     /// Copy the table into the directory the planner reads local tables from.
     pub install: bool,
+    /// Measure no grid: the held-out check alone, of this table, with the whole budget.
+    pub check: Option<PathBuf>,
 }
 
 /// `30s`, `20m`, `1h` or plain seconds.
@@ -342,6 +344,9 @@ fn held_out(ops: &[Op], rng: &mut StdRng) -> (Shape, Variant) {
 struct Regret {
     op: Op,
     shape: String,
+    /// Each kernel's measured median there, and the table's and the rules' picks.
+    times: Vec<(String, f64)>,
+    picks: [String; 2],
     table: f64,
     rules: f64,
     extrapolated: bool,
@@ -356,8 +361,8 @@ fn regret(s: &Shape, v: Variant, dtype: DType, model: &Model, rng: &mut StdRng) 
     let (pts, _) = shape_points(s, v, dtype, rng);
     let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
     let p = Problem::new(v, dtype, s.batch, s.m, s.n);
-    // (regret, measured us, the table's prediction and whether it extrapolated).
-    type Priced = (f64, f64, Option<(f64, bool)>);
+    // (regret, measured us, the table's prediction and whether it extrapolated, kernel).
+    type Priced = (f64, f64, Option<(f64, bool)>, String);
     let time_of = |t: Option<&Model>| -> Option<Priced> {
         let plan = plan_with(&p, &Place::Host, &Options::default(), t).ok()?;
         let key = kernel_key(plan.kernel);
@@ -369,19 +374,55 @@ fn regret(s: &Shape, v: Variant, dtype: DType, model: &Model, rng: &mut StdRng) 
             } => Some((predicted_us, extrapolated)),
             _ => None,
         };
-        Some((us / best, us, predicted))
+        Some((us / best, us, predicted, key))
     };
-    let (table, measured_us, predicted) = time_of(Some(model))?;
-    let (rules, _, _) = time_of(None)?;
+    let (table, measured_us, predicted, by_table) = time_of(Some(model))?;
+    let (rules, _, _, by_rules) = time_of(None)?;
     Some(Regret {
         op: s.op,
         shape: format!("{} {} {}x{}x{}", v.name(), dtype, s.batch, s.m, s.n),
+        times: pts
+            .iter()
+            .map(|p| (p.kernel.clone(), p.median_us))
+            .collect(),
+        picks: [by_table, by_rules],
         table,
         rules,
         extrapolated: predicted.is_some_and(|p| p.1),
         predicted_us: predicted.map_or(f64::NAN, |p| p.0),
         measured_us,
     })
+}
+
+/// Whether `s` lies next to a crossover: among the shapes measured within one step of it
+/// on every axis (batch x4, k a half-octave as rounded, aspect x4; the same operation), two kernels
+/// each win somewhere for one variant and type, or a runner-up is within 1.3x of the
+/// winner. The tune measures those of the finest level first.
+fn contested(s: &Shape, points: &[Point]) -> bool {
+    let near = |p: &Point| {
+        let d = |a: usize, b: usize| ((a as f64).log2() - (b as f64).log2()).abs();
+        let aspect = |m: usize, n: usize| (m as f64 / n as f64).log2();
+        p.variant.op() == s.op
+            && d(p.batch, s.batch) <= 2.01
+            && d(p.m.min(p.n), s.m.min(s.n)) <= 0.6
+            && (aspect(p.m, p.n) - aspect(s.m, s.n)).abs() <= 2.01
+    };
+    // Per (variant, dtype, shape): the best and second-best times and the winner.
+    type Key = (Variant, DType, usize, usize, usize);
+    let mut at: Vec<(Key, f64, f64, &str)> = vec![];
+    for p in points.iter().filter(|p| near(p)) {
+        let key = (p.variant, p.dtype, p.batch, p.m, p.n);
+        match at.iter_mut().find(|e| e.0 == key) {
+            Some(e) if p.median_us < e.1 => *e = (key, p.median_us, e.1, &p.kernel),
+            Some(e) => e.2 = e.2.min(p.median_us),
+            None => at.push((key, p.median_us, f64::INFINITY, &p.kernel)),
+        }
+    }
+    at.iter().any(|e| e.2 < 1.3 * e.1)
+        || at.iter().any(|a| {
+            at.iter()
+                .any(|b| (a.0 .0, a.0 .1) == (b.0 .0, b.0 .1) && a.3 != b.3)
+        })
 }
 
 fn geomean(x: impl Iterator<Item = f64>) -> f64 {
@@ -405,8 +446,32 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("tune-{}", key.file_stem())));
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot make {}: {e}", out.display()))?;
-    // Three quarters of the budget for the grid, the rest for the held-out check.
-    let grid_end = a.budget.mul_f64(0.75);
+    let checked = match &a.check {
+        _ if a.check.is_some() && a.install => {
+            return Err("--check measures an existing table: nothing to --install".into())
+        }
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let t =
+                Table::parse(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
+            if t.device != key {
+                return Err(format!(
+                    "{} is for {}, this machine is {key}",
+                    path.display(),
+                    t.device
+                ));
+            }
+            Some((t, path.clone()))
+        }
+        None => None,
+    };
+    // Three quarters of the budget for the grid, the rest for the held-out check (all of
+    // it with --check).
+    let grid_end = match checked {
+        Some(_) => Duration::ZERO,
+        None => a.budget.mul_f64(0.75),
+    };
     let mut rng = StdRng::seed_from_u64(1);
     let drift0 = drift_probe();
     let shapes = grid(&ops);
@@ -421,13 +486,32 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             let _ = std::io::stderr().flush();
         }
     };
-    'grid: for (_, s) in &shapes {
+    // Levels 0 and 1, then level 2 with the shapes near a crossover first (`contested`).
+    let split = shapes
+        .iter()
+        .position(|(l, _)| *l >= 2)
+        .unwrap_or(shapes.len());
+    let mut queue: std::collections::VecDeque<Shape> =
+        shapes[..split].iter().map(|(_, s)| s.clone()).collect();
+    let mut ordered = false;
+    'grid: loop {
+        let Some(s) = queue.pop_front() else {
+            if ordered {
+                break;
+            }
+            // Level 2: contested shapes first, the rest in grid order.
+            let mut fine: Vec<Shape> = shapes[split..].iter().map(|(_, s)| s.clone()).collect();
+            fine.sort_by_key(|s| !contested(s, &points));
+            queue = fine.into();
+            ordered = true;
+            continue;
+        };
         for v in variants(s.op).filter(|&v| feasible(v, s.batch, s.m, s.n)) {
             for dtype in [DType::F32, DType::F64] {
                 if t0.elapsed() >= grid_end {
                     break 'grid;
                 }
-                let (p, bad) = shape_points(s, v, dtype, &mut rng);
+                let (p, bad) = shape_points(&s, v, dtype, &mut rng);
                 points.extend(p);
                 failed.extend(bad);
             }
@@ -443,25 +527,41 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         .map(|k| (kernel_key(k), k.version))
         .collect();
     versions.sort();
-    let table = Table {
-        device: key.clone(),
-        made: command.to_string(),
-        drift: drift.is_finite().then_some(drift),
-        versions,
-        points,
+    let is_check = checked.is_some();
+    let (table, file) = match checked {
+        Some(c) => c,
+        None => {
+            let table = Table {
+                device: key.clone(),
+                made: command.to_string(),
+                drift: drift.is_finite().then_some(drift),
+                versions,
+                points,
+                transfer: None,
+            };
+            let file = out.join(format!("{}.toml", key.file_stem()));
+            std::fs::write(&file, table.to_text())
+                .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+            let mut csv = String::from("kernel,variant,dtype,batch,m,n,median_us,p25_us,p75_us\n");
+            for p in &table.points {
+                let _ = writeln!(
+                    csv,
+                    "{},{:?},{},{},{},{},{},{},{}",
+                    p.kernel,
+                    p.variant,
+                    p.dtype,
+                    p.batch,
+                    p.m,
+                    p.n,
+                    p.median_us,
+                    p.p25_us,
+                    p.p75_us
+                );
+            }
+            std::fs::write(out.join("points.csv"), csv).map_err(|e| e.to_string())?;
+            (table, file)
+        }
     };
-    let text = table.to_text();
-    let file = out.join(format!("{}.toml", key.file_stem()));
-    std::fs::write(&file, &text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    let mut csv = String::from("kernel,variant,dtype,batch,m,n,median_us,p25_us,p75_us\n");
-    for p in &table.points {
-        let _ = writeln!(
-            csv,
-            "{},{:?},{},{},{},{},{},{},{}",
-            p.kernel, p.variant, p.dtype, p.batch, p.m, p.n, p.median_us, p.p25_us, p.p75_us
-        );
-    }
-    std::fs::write(out.join("points.csv"), csv).map_err(|e| e.to_string())?;
 
     // Held out: random shapes off the grid, each kernel timed, the table against the rules.
     let model = Model::new(&table, &file.display().to_string());
@@ -479,13 +579,48 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     if tty {
         eprintln!();
     }
-    let plots = write_plots(&out, &table, &regrets)?;
-    let mut report = report(&table, &regrets, &failed, shapes.len(), done, t0.elapsed());
+    // Every held-out timing, so that another table can be priced on them unmeasured.
+    let mut csv = String::from("shape,kernel,median_us,picked_by\n");
+    for r in &regrets {
+        for (k, us) in &r.times {
+            let by: Vec<&str> = ["table", "rules"]
+                .into_iter()
+                .zip(&r.picks)
+                .filter(|(_, p)| *p == k)
+                .map(|(w, _)| w)
+                .collect();
+            let _ = writeln!(csv, "{},{k},{us},{}", r.shape, by.join("+"));
+        }
+    }
+    std::fs::write(out.join("held-out.csv"), csv).map_err(|e| e.to_string())?;
+    // A checked table's own plots are in its tune's folder.
+    let plots = write_plots(&out, (!is_check).then_some(&table), &regrets)?;
+    let grid = match is_check {
+        true => format!("Checked {} (its grid not measured again)", file.display()),
+        false => format!(
+            "Grid: {done} of {} shapes measured (coarse levels first)",
+            shapes.len()
+        ),
+    };
+    let run = Run {
+        command,
+        grid: &grid,
+        drift: drift.is_finite().then_some(drift),
+        took: t0.elapsed(),
+    };
+    let mut report = report(&table, &regrets, &failed, &run);
     report += &plots;
     std::fs::write(out.join("report.md"), &report).map_err(|e| e.to_string())?;
     print!("{report}");
+    if is_check {
+        println!(
+            "wrote report.md, held-out.csv and the plots in {}",
+            out.display()
+        );
+        return Ok(());
+    }
     println!(
-        "wrote {}, points.csv, report.md and its plots in {}",
+        "wrote {}, points.csv, held-out.csv, report.md and its plots in {}",
         file.display(),
         out.display()
     );
@@ -494,7 +629,8 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             .ok_or("no directory for local tables (set BATCHLIN_TABLE_DIR)")?;
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
         let to = dir.join(file.file_name().expect("a file name"));
-        std::fs::write(&to, &text).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+        std::fs::write(&to, table.to_text())
+            .map_err(|e| format!("cannot write {}: {e}", to.display()))?;
         println!(
             "installed as {} (the planner reads it from the next process on)",
             to.display()
@@ -508,8 +644,13 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The report's plots as SVG files in `out`, and the Markdown that shows them.
-fn write_plots(out: &std::path::Path, t: &Table, regrets: &[Regret]) -> Result<String, String> {
+/// The report's plots as SVG files in `out`, and the Markdown that shows them: the
+/// table's (winners, times) where given, and the held-out shapes'.
+fn write_plots(
+    out: &std::path::Path,
+    t: Option<&Table>,
+    regrets: &[Regret],
+) -> Result<String, String> {
     let mut md = String::from("\n## Plots\n");
     let put = |file: String, svg: Option<String>, md: &mut String| -> Result<(), String> {
         if let Some(svg) = svg {
@@ -519,19 +660,20 @@ fn write_plots(out: &std::path::Path, t: &Table, regrets: &[Regret]) -> Result<S
         }
         Ok(())
     };
-    let mut kinds: Vec<(Variant, DType)> = t.points.iter().map(|p| (p.variant, p.dtype)).collect();
+    let points = t.map_or(&[][..], |t| &t.points[..]);
+    let mut kinds: Vec<(Variant, DType)> = points.iter().map(|p| (p.variant, p.dtype)).collect();
     kinds.sort_by_key(|(v, d)| (*v as u8, *d as u8));
     kinds.dedup();
     for (v, d) in kinds {
         let stem = format!("{}-{d}", v.name());
         put(
             format!("winners-{stem}.svg"),
-            plots::winner_map(&t.points, v, d),
+            plots::winner_map(points, v, d),
             &mut md,
         )?;
         put(
             format!("times-{stem}.svg"),
-            plots::time_curves(&t.points, v, d),
+            plots::time_curves(points, v, d),
             &mut md,
         )?;
     }
@@ -553,23 +695,25 @@ fn write_plots(out: &std::path::Path, t: &Table, regrets: &[Regret]) -> Result<S
     Ok(md)
 }
 
-fn report(
-    t: &Table,
-    regrets: &[Regret],
-    failed: &[String],
-    grid: usize,
-    done: usize,
+/// What the report says of the run itself.
+struct Run<'a> {
+    command: &'a str,
+    grid: &'a str,
+    drift: Option<f64>,
     took: Duration,
-) -> String {
+}
+
+fn report(t: &Table, regrets: &[Regret], failed: &[String], run: &Run) -> String {
     let mut r = String::new();
     let _ = writeln!(r, "# batchlin tune: {}\n", t.device);
-    let _ = writeln!(r, "Command: `{}`; {:.0} s.\n", t.made, took.as_secs_f64());
     let _ = writeln!(
         r,
-        "- Grid: {done} of {grid} shapes measured (coarse levels first), {} points.",
-        t.points.len()
+        "Command: `{}`; {:.0} s.\n",
+        run.command,
+        run.took.as_secs_f64()
     );
-    let drift = t
+    let _ = writeln!(r, "- {}, {} points.", run.grid, t.points.len());
+    let drift = run
         .drift
         .map_or("not measured".into(), |d| format!("{:.1}%", d * 100.0));
     let _ = writeln!(
@@ -707,6 +851,51 @@ mod tests {
         assert_eq!(half_octaves(16), vec![2, 3, 4, 6, 8, 11, 16]);
     }
 
+    #[test]
+    fn shapes_next_to_a_crossover_are_measured_first() {
+        let pt = |kernel: &str, batch: usize, k: usize, us: f64| Point {
+            kernel: kernel.into(),
+            variant: Variant::QrReduced,
+            dtype: DType::F32,
+            batch,
+            m: k,
+            n: k,
+            median_us: us,
+            p25_us: us,
+            p75_us: us,
+        };
+        let s = Shape {
+            op: Op::Qr,
+            batch: 4,
+            m: 6,
+            n: 6,
+        };
+        // One kernel wins both neighbours by far.
+        let clear = [pt("a", 1, 4, 1.0), pt("b", 1, 4, 5.0), pt("a", 16, 8, 1.0)];
+        assert!(!contested(&s, &clear));
+        // The neighbours' winners differ.
+        let cross = [
+            pt("a", 1, 4, 1.0),
+            pt("b", 1, 4, 5.0),
+            pt("b", 16, 8, 1.0),
+            pt("a", 16, 8, 4.0),
+        ];
+        assert!(contested(&s, &cross));
+        // A runner-up within 1.3x.
+        assert!(contested(&s, &[pt("a", 1, 4, 1.0), pt("b", 1, 4, 1.2)]));
+        // A crossover two steps away, or in another operation, does not count.
+        let far = [
+            pt("a", 1, 4, 1.0),
+            pt("b", 1, 4, 5.0),
+            pt("b", 1024, 32, 1.0),
+            pt("a", 1024, 32, 2.0),
+        ];
+        assert!(!contested(&s, &far));
+        let mut other = cross.to_vec();
+        other.iter_mut().for_each(|p| p.variant = Variant::Eigh);
+        assert!(!contested(&s, &other));
+    }
+
     /// A few seconds of tuning: the table written reads back, covers both CPU QR kernels,
     /// and the planner routes a measured shape by it.
     #[test]
@@ -717,6 +906,7 @@ mod tests {
             budget: Duration::from_secs(4),
             out: Some(out.clone()),
             install: false,
+            check: None,
         };
         run(&args, "batchlin tune (test)").unwrap();
         let file = out.join(format!("{}.toml", DeviceKey::this_cpu().file_stem()));
@@ -728,6 +918,11 @@ mod tests {
             .all(|p| p.median_us > 0.0 && p.p25_us <= p.p75_us));
         let csv = std::fs::read_to_string(out.join("points.csv")).unwrap();
         assert_eq!(csv.lines().count(), table.points.len() + 1);
+        let held = std::fs::read_to_string(out.join("held-out.csv")).unwrap();
+        assert!(
+            held.starts_with("shape,kernel,median_us,picked_by\n"),
+            "{held}"
+        );
         let report = std::fs::read_to_string(out.join("report.md")).unwrap();
         assert!(report.contains("Held out"));
         // Every plot the report shows is a whole SVG file beside it.
@@ -759,6 +954,26 @@ mod tests {
         );
         let plan = plan_with(&p, &Place::Host, &Options::default(), Some(&model)).unwrap();
         assert!(matches!(plan.source, Source::Table { .. }), "{plan}");
+        // The held-out check alone, of the table just written: a report, no new table.
+        let again = out.join("check");
+        let check = TuneArgs {
+            budget: Duration::from_secs(1),
+            out: Some(again.clone()),
+            check: Some(file.clone()),
+            ..args
+        };
+        run(&check, "batchlin tune --check (test)").unwrap();
+        let report = std::fs::read_to_string(again.join("report.md")).unwrap();
+        assert!(
+            report.contains("Checked ") && report.contains("Held out"),
+            "{report}"
+        );
+        assert!(again.join("held-out.csv").exists() && !again.join("points.csv").exists());
+        let refused = TuneArgs {
+            install: true,
+            ..check
+        };
+        assert!(run(&refused, "t").is_err());
         let _ = std::fs::remove_dir_all(&out);
     }
 }

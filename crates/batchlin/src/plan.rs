@@ -1,9 +1,13 @@
 //! The planner: for a problem, a place and options, which backend and kernel run it and
 //! with which parameters. A forced backend or kernel is honoured (and checked against the
-//! kernel's `supports`); otherwise, for host data, the cost table measured on this device
-//! (table.rs) chooses where it has current rows for every CPU kernel that takes the
-//! problem, and the measured rules below choose everywhere else (docs/ARCHITECTURE.md,
-//! "The planner"; docs/proposals/measured-routing.md).
+//! kernel's `supports`); otherwise the cost tables measured on this machine (table.rs)
+//! choose where they price every kernel that could take the problem, and the measured
+//! rules below choose everywhere else (docs/ARCHITECTURE.md, "The planner";
+//! docs/proposals/measured-routing.md):
+//!
+//! - host data: this CPU's table over the CPU kernels and, where the first GPU has a
+//!   table with a transfer model, its kernels with the copies there and back added;
+//! - device data: the GPU's table over its kernels.
 
 use crate::cuda;
 use crate::error::{Error, Result};
@@ -11,7 +15,7 @@ use crate::place::Place;
 use crate::problem::{Backend, Op, Options, Problem, TileConfig, Variant};
 use crate::registry::{self, Kernel, Target};
 use crate::scalar::DType;
-use crate::table::{self, Model, Transfer};
+use crate::table::{self, Model, Transfer, Transfers};
 use std::fmt;
 
 /// Parameters of the chosen kernel, fixed by the planner (or the caller's `Params`).
@@ -274,16 +278,10 @@ fn plan_forced(
                     Error::Argument(format!("no kernel named {name:?} for {}", problem.op()))
                 })?,
             None => {
-                if let Some((kernel, source)) = table.and_then(|t| from_table(problem, t)) {
-                    return Ok(Plan {
-                        problem: *problem,
-                        backend: kernel.backend,
-                        kernel,
-                        params: KernelParams::None,
-                        ordinal: None,
-                        copies: None,
-                        source,
-                    });
+                if let Some(plan) =
+                    table.and_then(|t| from_tables(problem, t, opts, gpu_for_host_data()))
+                {
+                    return plan;
                 }
                 cpu_rule(problem)
             }
@@ -311,7 +309,7 @@ fn plan_forced(
         Place::Host => 0,
     };
     let dev = cuda::device(ordinal)?;
-    let (kernel, params) = cuda_kernel(problem, dev.caps(), opts)?;
+    let (kernel, params, by_table) = cuda_choice(problem, dev.caps(), opts)?;
     let copies = matches!(place, Place::Host).then(|| host_copies(problem));
     Ok(Plan {
         problem: *problem,
@@ -320,25 +318,63 @@ fn plan_forced(
         params,
         ordinal: Some(ordinal),
         copies,
-        source,
+        source: by_table
+            .filter(|_| source == Source::Rules)
+            .unwrap_or(source),
     })
 }
 
 /// The CUDA kernel for `problem` on a device of `caps`, and its parameters: the forced
-/// one (`opts.kernel`), else the rules' preference. Composite kernels (the SVD's `tall`,
-/// QR first) plan their steps with it.
+/// one (`opts.kernel`), else the device's cost table's choice, else the rules'
+/// preference. Composite kernels (the SVD's `tall`, QR first) plan their steps with it.
 pub(crate) fn cuda_kernel(
     problem: &Problem,
     caps: &cuda::DeviceCaps,
     opts: &Options,
 ) -> Result<(&'static Kernel, KernelParams)> {
+    cuda_choice(problem, caps, opts).map(|(k, p, _)| (k, p))
+}
+
+/// `cuda_kernel`, and the table's source where the table chose.
+fn cuda_choice(
+    problem: &Problem,
+    caps: &cuda::DeviceCaps,
+    opts: &Options,
+) -> Result<(&'static Kernel, KernelParams, Option<Source>)> {
     let prefer = match problem.op() {
         Op::Qr => cuda::qr::preference(problem, caps),
         Op::Eigh => cuda::eigh::preference(problem),
         Op::Svd => cuda::svd::preference(problem),
     };
-    let kernel = pick(problem, Backend::Cuda, &Target::Cuda(caps), opts, &prefer)?;
-    let params = match kernel.name {
+    let target = Target::Cuda(caps);
+    let rules = pick(problem, Backend::Cuda, &target, opts, &prefer)?;
+    let chosen = match opts.kernel {
+        Some(_) => None,
+        None => table::loaded_gpu(caps)
+            .model
+            .as_ref()
+            .and_then(|t| gpu_candidates(problem, caps, t, None))
+            .and_then(|cands| {
+                let c = choose(&cands, Some(rules))?;
+                Some((c.kernel, table_source(c)))
+            }),
+    };
+    let (kernel, by_table) = match chosen {
+        Some((k, s)) => (k, Some(s)),
+        None => (rules, None),
+    };
+    Ok((kernel, cuda_params(kernel, problem, caps, opts)?, by_table))
+}
+
+/// The parameters of CUDA `kernel` for `problem`: the caller's (checked) or the kernel's
+/// own rule.
+fn cuda_params(
+    kernel: &Kernel,
+    problem: &Problem,
+    caps: &cuda::DeviceCaps,
+    opts: &Options,
+) -> Result<KernelParams> {
+    Ok(match kernel.name {
         "blocked" => KernelParams::QrBlocked {
             panel: match opts.params.qr_blocked_panel {
                 Some(p) if p == 16 || p == 32 => p,
@@ -358,8 +394,7 @@ pub(crate) fn cuda_kernel(
             None => KernelParams::None,
         },
         _ => KernelParams::None,
-    };
-    Ok((kernel, params))
+    })
 }
 
 /// The kernel: the one forced (checked), else the first of `prefer` the registry says
@@ -442,10 +477,17 @@ pub fn cost_us(kernel_us: f64, copies: Option<Copies>, transfer: &Transfer) -> f
     kernel_us + copies.map_or(0.0, |c| transfer.cost_us(c.to_device, c.to_host))
 }
 
-/// The table's plan for host data on the CPU: None (the rules decide) unless it predicts
-/// every CPU kernel that takes the problem from current rows.
-fn from_table(p: &Problem, t: &Model) -> Option<(&'static Kernel, Source)> {
-    let mut cands = Vec::with_capacity(2);
+/// The tables' plan for host data: None (the rules decide) unless this CPU's table
+/// predicts every CPU kernel that takes the problem from current rows. Where `gpu` (the
+/// first GPU, its table and transfer model) prices every CUDA kernel that takes the
+/// problem too, those compete with the staged copies there and back added.
+fn from_tables(
+    p: &Problem,
+    t: &Model,
+    opts: &Options,
+    gpu: Option<(&cuda::DeviceCaps, &Model, Transfers)>,
+) -> Option<Result<Plan>> {
+    let mut cands = Vec::with_capacity(4);
     for k in registry::KERNELS
         .iter()
         .filter(|k| k.backend.is_cpu() && k.supports(p, &Target::Cpu))
@@ -458,15 +500,83 @@ fn from_table(p: &Problem, t: &Model) -> Option<(&'static Kernel, Source)> {
             extrapolated: pr.extrapolated,
         });
     }
+    if let Some((caps, g, tr)) = gpu {
+        cands.extend(gpu_candidates(p, caps, g, Some(&tr.staged)).unwrap_or_default());
+    }
     let rules = registry::kernels(p.op(), cpu_rule(p)).find(|k| k.supports(p, &Target::Cpu));
     let c = choose(&cands, rules)?;
-    Some((
-        c.kernel,
-        Source::Table {
-            predicted_us: c.us,
-            extrapolated: c.extrapolated,
-        },
-    ))
+    let source = table_source(c);
+    let kernel = c.kernel;
+    Some(match (kernel.backend, gpu) {
+        (Backend::Cuda, Some((caps, ..))) => {
+            cuda_params(kernel, p, caps, opts).map(|params| Plan {
+                problem: *p,
+                backend: Backend::Cuda,
+                kernel,
+                params,
+                ordinal: Some(caps.ordinal),
+                copies: Some(host_copies(p)),
+                source,
+            })
+        }
+        _ => Ok(Plan {
+            problem: *p,
+            backend: kernel.backend,
+            kernel,
+            params: KernelParams::None,
+            ordinal: None,
+            copies: None,
+            source,
+        }),
+    })
+}
+
+/// Every CUDA kernel that takes `p` on a device of `caps`, priced by its table (with
+/// host data's copies over `link` where given); None unless the table prices them all.
+fn gpu_candidates(
+    p: &Problem,
+    caps: &cuda::DeviceCaps,
+    t: &Model,
+    link: Option<&Transfer>,
+) -> Option<Vec<Candidate>> {
+    let target = Target::Cuda(caps);
+    let copies = link.map(|_| host_copies(p));
+    let mut cands = vec![];
+    for k in registry::KERNELS
+        .iter()
+        .filter(|k| k.backend == Backend::Cuda && k.supports(p, &target))
+    {
+        let pr = t.predict(k, p)?;
+        cands.push(Candidate {
+            kernel: k,
+            us: match link {
+                Some(l) => cost_us(pr.us, copies, l),
+                None => pr.us,
+            },
+            moved: copies.map_or(0, |c| c.to_device + c.to_host),
+            extrapolated: pr.extrapolated,
+        });
+    }
+    (!cands.is_empty()).then_some(cands)
+}
+
+fn table_source(c: &Candidate) -> Source {
+    Source::Table {
+        predicted_us: c.us,
+        extrapolated: c.extrapolated,
+    }
+}
+
+/// The first GPU, its table and transfer model, for host data: only where some table for
+/// a GPU exists at all (`table::gpu_tables_exist`), so that a machine without one never
+/// opens the CUDA driver to plan a host call.
+fn gpu_for_host_data() -> Option<(&'static cuda::DeviceCaps, &'static Model, Transfers)> {
+    if !table::gpu_tables_exist() {
+        return None;
+    }
+    let caps = cuda::device(0).ok()?.caps();
+    let model = table::loaded_gpu(caps).model.as_ref()?;
+    Some((caps, model, model.transfer?))
 }
 
 /// Bytes in and out for host data on the GPU: the input, then every output and the info
@@ -599,6 +709,7 @@ mod tests {
                 ("qr/cpu-faer/faer".into(), 1),
             ],
             points,
+            transfer: None,
         };
         Model::new(&t, "synthetic.toml")
     }
@@ -729,6 +840,7 @@ mod tests {
                     ("qr/cpu-faer/faer".into(), 1),
                 ],
                 points: vec![],
+                transfer: None,
             }
             .to_text(),
         )
@@ -849,6 +961,117 @@ mod tests {
         let (pageable, gpu_us) = pick(3.0);
         assert_eq!(pageable, Backend::CpuSmall);
         assert!((16000.0..18000.0).contains(&gpu_us), "{gpu_us}");
+    }
+
+    /// Host data with a GPU table and its transfer model: the GPU's kernels compete with
+    /// the copies added, and a plan for the GPU carries them; without rows for every CUDA
+    /// kernel that takes the problem, or with a slow link, the CPU keeps it. Device data
+    /// is routed by the GPU's table alone.
+    #[test]
+    fn a_gpu_table_takes_host_data_where_copies_and_all_are_faster() {
+        let caps = h200();
+        let p = Problem::new(Variant::QrReduced, DType::F32, 4096, 32, 32);
+        let cpu_kernels = [("qr/cpu-small/small", 7000.0), ("qr/cpu-faer/faer", 9000.0)];
+        let gpu_kernels: Vec<&Kernel> = registry::KERNELS
+            .iter()
+            .filter(|k| k.backend == Backend::Cuda && k.supports(&p, &Target::Cuda(&caps)))
+            .collect();
+        assert!(gpu_kernels.len() > 1);
+        // Each kernel at the problem's shape and its neighbours on a 2x2x1 grid.
+        let model = |times: &[(String, f64)], device: table::DeviceKey, tr| {
+            let mut points = vec![];
+            for (k, us) in times {
+                for (batch, n) in [(1024, 16), (1024, 64), (16384, 16), (16384, 64)] {
+                    // Scaled as the model's law, so each predicts `us` at 4096x32x32.
+                    let f = (batch as f64 / 4096.0) * (n as f64 / 32.0).powi(3);
+                    points.push(table::Point {
+                        kernel: k.clone(),
+                        variant: Variant::QrReduced,
+                        dtype: DType::F32,
+                        batch,
+                        m: n,
+                        n,
+                        median_us: us * f,
+                        p25_us: us * f,
+                        p75_us: us * f,
+                    });
+                }
+            }
+            let t = table::Table {
+                device,
+                made: "test".into(),
+                drift: None,
+                versions: times.iter().map(|(k, _)| (k.clone(), 1)).collect(),
+                points,
+                transfer: tr,
+            };
+            Model::new(&t, "synthetic")
+        };
+        let cpu = model(
+            &cpu_kernels.map(|(k, us)| (k.to_string(), us)),
+            table::DeviceKey::Cpu {
+                model: "synthetic".into(),
+                threads: 16,
+            },
+            None,
+        );
+        // The GPU kernels at 56 us, 80 us, ...: the first the fastest.
+        let gpu_times: Vec<(String, f64)> = gpu_kernels
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (table::kernel_key(k), 56.0 + 24.0 * i as f64))
+            .collect();
+        let link = |gb_s: f64| Transfer {
+            to_device: table::Link {
+                latency_us: 10.0,
+                bytes_per_us: gb_s * 1e3,
+            },
+            to_host: table::Link {
+                latency_us: 10.0,
+                bytes_per_us: gb_s * 1e3,
+            },
+        };
+        let tr = |gb_s| Transfers {
+            staged: link(gb_s),
+            registered: link(50.0),
+        };
+        let gpu = model(&gpu_times, table::DeviceKey::of_gpu(&caps), Some(tr(25.0)));
+        let opts = Options::default();
+        let fast = from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(25.0))))
+            .unwrap()
+            .unwrap();
+        assert_eq!(fast.backend, Backend::Cuda, "{fast}");
+        assert!(std::ptr::eq(fast.kernel, gpu_kernels[0]), "{fast}");
+        assert_eq!(fast.ordinal, Some(0));
+        assert_eq!(fast.copies, Some(host_copies(&p)));
+        let Source::Table { predicted_us, .. } = fast.source else {
+            panic!("{fast}")
+        };
+        // 56 us and the copies (16.8 MB in, 33.6 MB out at 25 GB/s, 10 us each way).
+        assert!((2000.0..2200.0).contains(&predicted_us), "{predicted_us}");
+        let slow = from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(3.0))))
+            .unwrap()
+            .unwrap();
+        assert_eq!(slow.backend, Backend::CpuSmall, "{slow}");
+        assert_eq!((slow.ordinal, slow.copies), (None, None));
+        // A CUDA kernel without rows: no GPU candidates at all.
+        let partial = model(
+            &gpu_times[1..],
+            table::DeviceKey::of_gpu(&caps),
+            Some(tr(25.0)),
+        );
+        let plan = from_tables(&p, &cpu, &opts, Some((&caps, &partial, tr(25.0))))
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.backend, Backend::CpuSmall, "{plan}");
+        // No GPU: the CPU table alone, as before.
+        let plan = from_tables(&p, &cpu, &opts, None).unwrap().unwrap();
+        assert_eq!(plan.backend, Backend::CpuSmall, "{plan}");
+        // Device data: the GPU table's fastest kernel, no copies priced.
+        let cands = gpu_candidates(&p, &caps, &gpu, None).unwrap();
+        assert_eq!(cands.len(), gpu_kernels.len());
+        assert!((cands[0].us - 56.0).abs() < 1e-6 && cands[0].moved == 0);
+        assert!(gpu_candidates(&p, &caps, &partial, None).is_none());
     }
 
     /// The planner sends SVDs of up to 32 columns (after transposing a wide matrix) and

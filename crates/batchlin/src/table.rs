@@ -6,7 +6,7 @@
 //!   dependency: a schema version, the device key, each kernel's version (the registry's
 //!   `Kernel::version`: a changed kernel bumps it and its rows go stale), and the points,
 //!   one a line in a multi-line string (kernel, variant, dtype, batch, m, n, median, p25
-//!   and p75 microseconds).
+//!   and p75 microseconds); for a GPU, the measured copies to it and back ([`Transfers`]).
 //! - [`Model`]: a table made ready for the planner: per (kernel, variant, dtype) a grid
 //!   sorted on three axes (log batch, log k = log min(m, n), log aspect m / n), looked up
 //!   by binary search, so that a prediction costs well under a microsecond.
@@ -28,8 +28,7 @@ pub enum DeviceKey {
     /// The CPU backends: the CPU model as the OS names it and the threads of batchlin's
     /// pool (the batch is spread over them, so the count changes every time).
     Cpu { model: String, threads: usize },
-    /// A CUDA device (tables for GPUs come with step 3 of the proposal; the key is here
-    /// so that the format need not change for them).
+    /// A CUDA device.
     Cuda {
         name: String,
         sm_count: u32,
@@ -44,6 +43,17 @@ impl DeviceKey {
         DeviceKey::Cpu {
             model: crate::device::cpu_model(),
             threads: crate::cpu::pool::threads(),
+        }
+    }
+
+    /// A CUDA device's key: its name, SM count, compute capability and driver major
+    /// version.
+    pub fn of_gpu(caps: &crate::cuda::DeviceCaps) -> DeviceKey {
+        DeviceKey::Cuda {
+            name: caps.name.clone(),
+            sm_count: caps.sm_count,
+            cc: caps.cc,
+            driver_major: caps.driver_version / 1000,
         }
     }
 
@@ -118,6 +128,62 @@ pub struct Table {
     /// Each kernel measured, `op/backend/name`, with the version it had.
     pub versions: Vec<(String, u32)>,
     pub points: Vec<Point>,
+    /// A GPU's copies of host data to it and back; None for a CPU.
+    pub transfer: Option<Transfers>,
+}
+
+/// How host data reaches a GPU and comes back, each fitted as latency plus bytes over
+/// bandwidth on measured copies: `staged` through the backend's pinned staging buffer
+/// (any host memory: what a call on host data pays), `registered` straight from memory
+/// the caller registered (page-locked).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Transfers {
+    pub staged: Transfer,
+    pub registered: Transfer,
+}
+
+/// The `[transfer]` keys, in the order written: (path, direction, field).
+const TRANSFER_KEYS: [&str; 8] = [
+    "staged_to_device_latency_us",
+    "staged_to_device_bytes_per_us",
+    "staged_to_host_latency_us",
+    "staged_to_host_bytes_per_us",
+    "registered_to_device_latency_us",
+    "registered_to_device_bytes_per_us",
+    "registered_to_host_latency_us",
+    "registered_to_host_bytes_per_us",
+];
+
+impl Transfers {
+    fn values(&self) -> [f64; 8] {
+        let l = |t: &Transfer| {
+            [
+                t.to_device.latency_us,
+                t.to_device.bytes_per_us,
+                t.to_host.latency_us,
+                t.to_host.bytes_per_us,
+            ]
+        };
+        let (a, b) = (l(&self.staged), l(&self.registered));
+        [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+    }
+
+    fn from_values(v: [f64; 8]) -> Transfers {
+        let t = |o: usize| Transfer {
+            to_device: Link {
+                latency_us: v[o],
+                bytes_per_us: v[o + 1],
+            },
+            to_host: Link {
+                latency_us: v[o + 2],
+                bytes_per_us: v[o + 3],
+            },
+        };
+        Transfers {
+            staged: t(0),
+            registered: t(4),
+        }
+    }
 }
 
 /// Drift beyond which a table's times are not trusted (the proposal's 25%).
@@ -181,6 +247,12 @@ impl Table {
                 ));
             }
         }
+        if let Some(t) = &self.transfer {
+            s.push_str("\n[transfer]\n");
+            for (k, v) in TRANSFER_KEYS.iter().zip(t.values()) {
+                s.push_str(&format!("{k} = {v:?}\n"));
+            }
+        }
         s.push_str("\n[kernels]\n");
         for (k, v) in &self.versions {
             s.push_str(&format!("{} = {v}\n", quoted(k)));
@@ -209,10 +281,24 @@ impl Table {
     /// Read a table's text. `Err` (an `Argument` error naming the line) for anything
     /// the writer would not have written.
     pub fn parse(text: &str) -> Result<Table> {
+        Table::read(text, false)
+    }
+
+    /// The device a table's text is for, read from its head alone (the points of a
+    /// table for another device are never parsed: a 2-core machine's full table is about
+    /// 1.2 MB and 12 ms to read). None where the head is unreadable.
+    pub fn device_key(text: &str) -> Option<DeviceKey> {
+        Table::read(text, true).ok().map(|t| t.device)
+    }
+
+    /// `parse`, or with `head_only` up to the `[kernels]` section (no versions nor
+    /// points).
+    fn read(text: &str, head_only: bool) -> Result<Table> {
         let bad = |no: usize, why: &str| Error::Argument(format!("cost table line {no}: {why}"));
         let mut section = String::new();
         let mut top: Vec<(String, Value)> = vec![];
         let mut device: Vec<(String, Value)> = vec![];
+        let mut transfer: Vec<(String, Value)> = vec![];
         let mut versions = vec![];
         let mut rows: Option<(usize, String)> = None;
         let mut columns_seen = false;
@@ -223,8 +309,13 @@ impl Table {
                 continue;
             }
             if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                if head_only && name.trim() == "kernels" {
+                    break;
+                }
                 match name.trim() {
-                    "device" | "kernels" | "points" => section = name.trim().to_string(),
+                    "device" | "transfer" | "kernels" | "points" => {
+                        section = name.trim().to_string()
+                    }
                     other => return Err(bad(no, &format!("unknown section [{other}]"))),
                 }
                 continue;
@@ -262,6 +353,7 @@ impl Table {
             match section.as_str() {
                 "" => top.push((key, value)),
                 "device" => device.push((key, value)),
+                "transfer" => transfer.push((key, value)),
                 "kernels" => {
                     let v = value
                         .int()
@@ -343,6 +435,30 @@ impl Table {
             }
             _ => return Err(missing("[device] kind = \"cpu\" or \"cuda\"")),
         };
+        let transfer = if transfer.is_empty() {
+            None
+        } else {
+            unknown(&transfer, &TRANSFER_KEYS, "[transfer]")?;
+            let mut v = [0.0; 8];
+            for (i, k) in TRANSFER_KEYS.iter().enumerate() {
+                v[i] = match get(&transfer, k).and_then(|v| v.float()) {
+                    // A latency may be 0; a bandwidth may not.
+                    Some(x) if x > 0.0 || (x == 0.0 && k.ends_with("latency_us")) => x,
+                    _ => return Err(missing(&format!("[transfer] {k} (a positive number)"))),
+                };
+            }
+            Some(Transfers::from_values(v))
+        };
+        if head_only {
+            return Ok(Table {
+                device,
+                made,
+                drift,
+                versions,
+                points: vec![],
+                transfer,
+            });
+        }
         if !columns_seen {
             return Err(missing("[points] columns"));
         }
@@ -393,6 +509,7 @@ impl Table {
             drift,
             versions,
             points,
+            transfer,
         })
     }
 }
@@ -569,14 +686,21 @@ impl Grid {
                 extrapolated: clamped || hole,
             };
         }
-        // No corner measured: the nearest measured point, scaled.
+        // No corner measured: the nearest measured point, scaled, with distance in size
+        // counted twice over distance in batch or aspect. Which kernel wins turns on the
+        // size; time scales with the batch alike for every kernel. (The 2-core table of
+        // 2026-12-04 measures batch 64 up to 181x181 SVDs and batch 16 up to 362: batch
+        // 64 at 1000x1000 took the 181 point by a hair, and so the kernel that wins at
+        // 181 but loses from 256 on.)
         let mut best = (f64::INFINITY, f64::NAN);
         for i in 0..self.axes[0].len() {
             for j in 0..self.axes[1].len() {
                 for l in 0..self.axes[2].len() {
                     let v = self.ln_us[self.index([i, j, l])];
                     let at = [self.axes[0][i], self.axes[1][j], self.axes[2][l]];
-                    let d: f64 = (0..3).map(|a| (at[a] - q[a]).powi(2)).sum();
+                    let d: f64 = (0..3)
+                        .map(|a| (at[a] - q[a]).powi(2) * if a == 1 { 4.0 } else { 1.0 })
+                        .sum();
                     if !v.is_nan() && d < best.0 {
                         best = (d, v + sq - scaling(&at));
                     }
@@ -600,6 +724,8 @@ pub struct Model {
     /// Kernels whose rows were left out: measured at another version than the registry's,
     /// or no longer in the registry.
     pub stale: Vec<String>,
+    /// A GPU's copies to it and back.
+    pub transfer: Option<Transfers>,
 }
 
 impl Model {
@@ -669,6 +795,7 @@ impl Model {
             origin: origin.to_string(),
             grids,
             stale,
+            transfer: t.transfer,
         }
     }
 
@@ -726,6 +853,46 @@ pub fn loaded() -> &'static Loaded {
     LOADED.get_or_init(|| {
         let env = std::env::var("BATCHLIN_TABLE").unwrap_or_default();
         find(&DeviceKey::this_cpu(), env.trim(), local_dir())
+    })
+}
+
+/// The table for a GPU, found as [`loaded`] finds this CPU's (`BATCHLIN_TABLE`, the
+/// local tables, the built-in ones: the first with the device's key), once per device.
+pub fn loaded_gpu(caps: &crate::cuda::DeviceCaps) -> &'static Loaded {
+    static GPUS: std::sync::Mutex<Vec<(usize, &'static Loaded)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut gpus = GPUS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, l)) = gpus.iter().find(|(o, _)| *o == caps.ordinal) {
+        return l;
+    }
+    let env = std::env::var("BATCHLIN_TABLE").unwrap_or_default();
+    let found = find(&DeviceKey::of_gpu(caps), env.trim(), local_dir());
+    // Kept for the process, as `loaded`'s: one a device.
+    let l: &'static Loaded = Box::leak(Box::new(found));
+    gpus.push((caps.ordinal, l));
+    l
+}
+
+/// Whether any table [`loaded_gpu`] could find is a GPU's (read once): without one, host
+/// data is planned without asking the CUDA driver for a device.
+pub fn gpu_tables_exist() -> bool {
+    static ANY: OnceLock<bool> = OnceLock::new();
+    *ANY.get_or_init(|| {
+        let is_gpu = |text: &str| text.lines().any(|l| l.trim() == "kind = \"cuda\"");
+        let env = std::env::var("BATCHLIN_TABLE").unwrap_or_default();
+        match env.trim() {
+            "" => {}
+            "off" | "none" => return false,
+            path => return std::fs::read_to_string(path).is_ok_and(|t| is_gpu(&t)),
+        }
+        let local = local_dir()
+            .and_then(|d| std::fs::read_dir(d).ok())
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .any(|p| std::fs::read_to_string(p).is_ok_and(|t| is_gpu(&t)));
+        local || BUILT_IN.iter().any(|(_, t)| is_gpu(t))
     })
 }
 
@@ -808,6 +975,13 @@ fn find(key: &DeviceKey, env: &str, dir: Option<std::path::PathBuf>) -> Loaded {
         .iter()
         .map(|(name, text)| (format!("built-in tables/{name}"), Ok(text.to_string())));
     for (origin, text) in local.chain(built_in) {
+        // Another device's table is passed over unread.
+        if text
+            .as_ref()
+            .is_ok_and(|t| Table::device_key(t).is_some_and(|k| &k != key))
+        {
+            continue;
+        }
         match text.and_then(|t| Table::parse(&t).map_err(|e| e.message().to_string())) {
             Ok(t) => {
                 if let Some(m) = usable(t, &origin, &mut notes) {
@@ -862,6 +1036,7 @@ mod tests {
                 ("qr/cpu-faer/faer".into(), 1),
             ],
             points,
+            transfer: None,
         }
     }
 
@@ -884,9 +1059,42 @@ mod tests {
                 driver_major: 13,
             },
             drift: None,
+            transfer: Some(Transfers::from_values([
+                9.5, 12e3, 11.0, 1.1e4, 0.0, 5.05e4, 7.25, 5.1e4,
+            ])),
             ..t.clone()
         };
-        assert_eq!(Table::parse(&gpu.to_text()).unwrap(), gpu);
+        let text = gpu.to_text();
+        assert!(
+            text.contains("[transfer]\nstaged_to_device_latency_us = 9.5\n"),
+            "{text}"
+        );
+        assert_eq!(Table::parse(&text).unwrap(), gpu);
+        assert_eq!(Table::device_key(&text), Some(gpu.device.clone()));
+        // The head alone is read: a table whose points are damaged still names its device.
+        let damaged = format!("{text}garbage\n");
+        assert!(Table::parse(&damaged).is_err());
+        assert_eq!(Table::device_key(&damaged), Some(gpu.device.clone()));
+        assert_eq!(
+            Table::device_key("schema = 1\n[device]\nkind = \"tpu\"\n"),
+            None
+        );
+        // Every key is needed, and a bandwidth must be positive.
+        for k in TRANSFER_KEYS {
+            let line = text.lines().find(|l| l.starts_with(k)).unwrap();
+            let short = text.replace(&format!("{line}\n"), "");
+            assert!(Table::parse(&short).is_err(), "without {k}");
+            let zero = text.replace(line, &format!("{k} = 0"));
+            assert_eq!(
+                Table::parse(&zero).is_ok(),
+                k.ends_with("latency_us"),
+                "{k} = 0"
+            );
+            let neg = text.replace(line, &format!("{k} = -1"));
+            assert!(Table::parse(&neg).is_err(), "{k} = -1");
+        }
+        let extra = text.replace("[transfer]\n", "[transfer]\npageable = 1\n");
+        assert!(Table::parse(&extra).is_err());
         assert!(gpu.device.file_stem() == "cuda-132sm-nvidia-h200");
         assert_eq!(
             DeviceKey::Cpu {
@@ -1010,6 +1218,16 @@ mod tests {
         assert!((p.us / 64.0 - 1.0).abs() < 1e-9 && p.extrapolated, "{p:?}");
         let p = m.predict(small(), &qr(64, 8, 8)).unwrap();
         assert!((p.us - 64.0).abs() < 1e-9 && !p.extrapolated, "{p:?}");
+        // No corner measured: the nearest point by size first. Batch 64 measured at 32x32
+        // only, batch 4 at 256x256 (each a time off the law, to tell them apart): 64 at
+        // 512x512 follows the larger size, though (64, 32) is nearer with the axes alike.
+        let m = model(vec![
+            point(k, 64, 32, 32, 2.0 * 64.0 * 32768.0),
+            point(k, 4, 256, 256, 3.0 * 4.0 * 16777216.0),
+        ]);
+        let p = m.predict(small(), &qr(64, 512, 512)).unwrap();
+        let want = 3.0 * 64.0 * 134217728.0;
+        assert!((p.us / want - 1.0).abs() < 1e-9 && p.extrapolated, "{p:?}");
     }
 
     #[test]
@@ -1098,6 +1316,7 @@ mod tests {
                 !keys.contains(&t.device),
                 "{name}: a second table for its key"
             );
+            assert_eq!(Table::device_key(text).as_ref(), Some(&t.device), "{name}");
             let m = Model::new(&t, name);
             assert!(m.stale.is_empty(), "{name}: stale {:?}", m.stale);
             for (kernel, version) in &t.versions {
