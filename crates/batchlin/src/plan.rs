@@ -549,10 +549,7 @@ fn gpu_candidates(
         let pr = t.predict(k, p)?;
         cands.push(Candidate {
             kernel: k,
-            us: match link {
-                Some(l) => cost_us(pr.us, copies, l),
-                None => pr.us,
-            },
+            us: link.map_or(pr.us, |l| cost_us(pr.us, copies, l)),
             moved: copies.map_or(0, |c| c.to_device + c.to_host),
             extrapolated: pr.extrapolated,
         });

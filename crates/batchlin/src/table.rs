@@ -850,10 +850,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
 /// says what was found.
 pub fn loaded() -> &'static Loaded {
     static LOADED: OnceLock<Loaded> = OnceLock::new();
-    LOADED.get_or_init(|| {
-        let env = std::env::var("BATCHLIN_TABLE").unwrap_or_default();
-        find(&DeviceKey::this_cpu(), env.trim(), local_dir())
-    })
+    LOADED.get_or_init(|| find(&DeviceKey::this_cpu(), &env_table(), local_dir()))
 }
 
 /// The table for a GPU, found as [`loaded`] finds this CPU's (`BATCHLIN_TABLE`, the
@@ -865,8 +862,7 @@ pub fn loaded_gpu(caps: &crate::cuda::DeviceCaps) -> &'static Loaded {
     if let Some((_, l)) = gpus.iter().find(|(o, _)| *o == caps.ordinal) {
         return l;
     }
-    let env = std::env::var("BATCHLIN_TABLE").unwrap_or_default();
-    let found = find(&DeviceKey::of_gpu(caps), env.trim(), local_dir());
+    let found = find(&DeviceKey::of_gpu(caps), &env_table(), local_dir());
     // Kept for the process, as `loaded`'s: one a device.
     let l: &'static Loaded = Box::leak(Box::new(found));
     gpus.push((caps.ordinal, l));
@@ -878,21 +874,14 @@ pub fn loaded_gpu(caps: &crate::cuda::DeviceCaps) -> &'static Loaded {
 pub fn gpu_tables_exist() -> bool {
     static ANY: OnceLock<bool> = OnceLock::new();
     *ANY.get_or_init(|| {
-        let is_gpu = |text: &str| text.lines().any(|l| l.trim() == "kind = \"cuda\"");
-        let env = std::env::var("BATCHLIN_TABLE").unwrap_or_default();
-        match env.trim() {
-            "" => {}
-            "off" | "none" => return false,
-            path => return std::fs::read_to_string(path).is_ok_and(|t| is_gpu(&t)),
+        let is_gpu = |text: &str| {
+            Table::device_key(text).is_some_and(|k| matches!(k, DeviceKey::Cuda { .. }))
+        };
+        match env_table().as_str() {
+            "" => stored(local_dir()).any(|(_, t)| t.is_ok_and(|t| is_gpu(&t))),
+            "off" | "none" => false,
+            path => std::fs::read_to_string(path).is_ok_and(|t| is_gpu(&t)),
         }
-        let local = local_dir()
-            .and_then(|d| std::fs::read_dir(d).ok())
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-            .any(|p| std::fs::read_to_string(p).is_ok_and(|t| is_gpu(&t)));
-        local || BUILT_IN.iter().any(|(_, t)| is_gpu(t))
     })
 }
 
@@ -911,6 +900,35 @@ pub fn local_dir() -> Option<std::path::PathBuf> {
         return Some(d.into());
     }
     crate::cuda::cache_dir().map(|d| d.join("tables"))
+}
+
+/// The stored tables in search order, the local ones (`*.toml` in `dir`, by name) then
+/// the built-in ones: (origin, text or why it is unreadable).
+fn stored(
+    dir: Option<std::path::PathBuf>,
+) -> impl Iterator<Item = (String, std::result::Result<String, String>)> {
+    let mut files: Vec<std::path::PathBuf> = dir
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    files.sort();
+    let local = files.into_iter().map(|f| {
+        let text = std::fs::read_to_string(&f).map_err(|e| e.to_string());
+        (f.display().to_string(), text)
+    });
+    let built_in = BUILT_IN
+        .iter()
+        .map(|(name, text)| (format!("built-in tables/{name}"), Ok(text.to_string())));
+    local.chain(built_in)
+}
+
+/// `BATCHLIN_TABLE`, trimmed.
+fn env_table() -> String {
+    std::env::var("BATCHLIN_TABLE")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// [`loaded`]'s search, given `BATCHLIN_TABLE`'s value and the local directory.
@@ -960,21 +978,7 @@ fn find(key: &DeviceKey, env: &str, dir: Option<std::path::PathBuf>) -> Loaded {
             };
         }
     }
-    // The local tables, then the built-in ones: (origin, text or why it is unreadable).
-    let mut files: Vec<std::path::PathBuf> = dir
-        .and_then(|d| std::fs::read_dir(d).ok())
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
-    files.sort();
-    let local = files.into_iter().map(|f| {
-        let text = std::fs::read_to_string(&f).map_err(|e| e.to_string());
-        (f.display().to_string(), text)
-    });
-    let built_in = BUILT_IN
-        .iter()
-        .map(|(name, text)| (format!("built-in tables/{name}"), Ok(text.to_string())));
-    for (origin, text) in local.chain(built_in) {
+    for (origin, text) in stored(dir) {
         // Another device's table is passed over unread.
         if text
             .as_ref()
