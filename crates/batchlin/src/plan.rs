@@ -701,10 +701,7 @@ mod tests {
             },
             made: "test".into(),
             drift: None,
-            versions: vec![
-                ("qr/cpu-small/small".into(), 1),
-                ("qr/cpu-faer/faer".into(), 1),
-            ],
+            versions: table::current_versions(&["qr/cpu-small/small", "qr/cpu-faer/faer"]),
             points,
             transfer: None,
         };
@@ -832,10 +829,7 @@ mod tests {
                 },
                 made: String::new(),
                 drift: None,
-                versions: vec![
-                    ("qr/cpu-small/small".into(), 1),
-                    ("qr/cpu-faer/faer".into(), 1),
-                ],
+                versions: table::current_versions(&["qr/cpu-small/small", "qr/cpu-faer/faer"]),
                 points: vec![],
                 transfer: None,
             }
@@ -998,7 +992,9 @@ mod tests {
                 device,
                 made: "test".into(),
                 drift: None,
-                versions: times.iter().map(|(k, _)| (k.clone(), 1)).collect(),
+                versions: table::current_versions(
+                    &times.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+                ),
                 points,
                 transfer: tr,
             };

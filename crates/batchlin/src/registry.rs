@@ -63,7 +63,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "small",
         about: "unblocked Householder QR, padded AVX2 chunks; small matrices",
         supports: any,
-        version: 1,
+        version: 2,
     },
     Kernel {
         op: Op::Eigh,
@@ -71,7 +71,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "small",
         about: "tridiagonalisation and implicit QL, or divide and conquer; small matrices",
         supports: any,
-        version: 1,
+        version: 2,
     },
     Kernel {
         op: Op::Svd,
@@ -79,7 +79,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "small",
         about: "Golub-Kahan bidiagonalisation and implicit QR; small matrices",
         supports: any,
-        version: 1,
+        version: 2,
     },
     Kernel {
         op: Op::Qr,
@@ -87,7 +87,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "faer",
         about: "faer's blocked Householder QR; large matrices",
         supports: any,
-        version: 1,
+        version: 2,
     },
     Kernel {
         op: Op::Eigh,
@@ -95,7 +95,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "faer",
         about: "faer's self-adjoint eigendecomposition; large matrices",
         supports: any,
-        version: 1,
+        version: 2,
     },
     Kernel {
         op: Op::Svd,

@@ -270,12 +270,65 @@ impl FirstError {
     }
 }
 
-/// Run `f(workspace, index)` for every matrix of the batch across the worker threads.
-/// A lone large matrix (or fewer matrices than threads) runs them one by one and lets
-/// faer use every core inside each.
+/// What handing work to the pool costs, in us, for `serial_head`'s limit. Measured on the
+/// 2-core machine (2026-12-05, calls of 7 QRs of 3 x 2 or 4 eigh of 3 x 3: 3.1-3.4 us on
+/// the calling thread, 10-15 on the pool; the tune of 2026-12-04 saw 7-24 us for such
+/// calls) the wake-up costs 5-13 us; calls of up to about 15 us of work (the limit this
+/// gives with two threads) were faster on the calling thread, calls of 20 us and more
+/// (64 eigh of 2 x 2, 4 SVDs of 8 x 8) on the pool.
+const DISPATCH_US: f64 = 7.5;
+
+/// Whether `serial_head` may try a QR of m x n on the calling thread: trying costs one
+/// matrix's time before the pool starts on the rest, so only where that is about a
+/// microsecond (8 x 8 took 1.1 us on the 2-core machine).
+fn cheap_qr(m: usize, n: usize) -> bool {
+    m.saturating_mul(n).saturating_mul(m.min(n)) <= 512
+}
+
+/// As `cheap_qr` for eigh of n x n (3 x 3 took 0.8 us, 8 x 8 3.9).
+fn cheap_eigh(n: usize) -> bool {
+    n <= 4
+}
+
+/// As `cheap_qr` for an SVD of m x n one matrix at a time (batches too small for pairs
+/// to fill the threads): 8 x 8 took 2.8 us, 49 x 4 about 3.
+fn cheap_svd(m: usize, n: usize) -> bool {
+    m.saturating_mul(n).saturating_mul(m.min(n)) <= 1024
+}
+
+/// Runs `run(0)`, `run(1)`, ... on the calling thread while that beats the pool, and
+/// returns how many it ran: at 1, 2, 4, ... done it projects the rest at the pace so far
+/// and stops where the rest would take longer alone than split over `threads` after the
+/// pool's wake-up. Measuring rather than estimating from the shape keeps it right on any
+/// kernel and input (a first matrix that returns early, a NaN, is outvoted at the next
+/// check). For cheap items only (`cheap_qr`, `cheap_eigh`, `cheap_svd`).
+fn serial_head(items: usize, threads: usize, mut run: impl FnMut(usize)) -> usize {
+    let t = threads as f64;
+    // rest alone < DISPATCH + rest / t  <=>  rest < DISPATCH * t / (t - 1).
+    let limit = std::time::Duration::from_secs_f64(DISPATCH_US * 1e-6 * t / (t - 1.0));
+    let start = std::time::Instant::now();
+    let mut check = 1;
+    for done in 1..=items {
+        run(done - 1);
+        if done == check && done < items {
+            let rest = (items - done) as f64 / done as f64;
+            if start.elapsed().mul_f64(rest) > limit {
+                return done;
+            }
+            check *= 2;
+        }
+    }
+    items
+}
+
+/// Run `f(workspace, index)` for every matrix of the batch: the first ones on the calling
+/// thread (all of a batch too small to be worth the pool, `serial_head`), the rest across
+/// the worker threads. A lone large matrix (or fewer matrices than threads) runs them one
+/// by one and lets faer use every core inside each.
 fn for_each_matrix<T: Real, F>(
     batch: usize,
     inner_par: bool,
+    cheap: bool,
     ws_len: usize,
     req: StackReq,
     info: &mut [Info],
@@ -304,12 +357,22 @@ where
         }
         return Ok(());
     }
+    let head = match cheap {
+        true => {
+            let mut ws = Workspace::new(ws_len, req)?;
+            serial_head(batch, threads, |i| info[i] = f(&mut ws, i))
+        }
+        false => 0,
+    };
+    if head == batch {
+        return Ok(());
+    }
     let out = InfoOut(info.as_mut_ptr());
     let out = &out;
-    let min_len = (batch / (threads * 8)).max(1);
+    let min_len = ((batch - head) / (threads * 8)).max(1);
     let failed = FirstError::new();
     pool::install(|| {
-        (0..batch)
+        (head..batch)
             .into_par_iter()
             .with_min_len(min_len)
             .for_each_init(
@@ -695,7 +758,8 @@ pub(crate) fn qr_batch<T: Real>(
     };
     // Work layout: a (ld x n) | q (ld x q_cols) | reflectors (ld x k) | tau (k) | signs (k)
     let ws_len = ld * n + ld * q_cols + vlen + 2 * k;
-    for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
+    let cheap = cheap_qr(m, n);
+    for_each_matrix::<T, _>(batch, inner, cheap, ws_len, req, info, |ws, index| {
         let (aw, rest) = ws.buf.split_at_mut(ld * n);
         let (qw, rest) = rest.split_at_mut(ld * q_cols);
         let (vw, rest) = rest.split_at_mut(vlen);
@@ -879,7 +943,8 @@ pub(crate) fn eigh_batch<T: Real>(
     // Work layout: a (ld x n) | w (n) | v (ld x n if vectors) | kernel scratch
     let vlen = if vectors { ld * n } else { 0 };
     let ws_len = ld * n + n + vlen + kscratch;
-    for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
+    let cheap = cheap_eigh(n);
+    for_each_matrix::<T, _>(batch, inner, cheap, ws_len, req, info, |ws, index| {
         let (aw, rest) = ws.buf.split_at_mut(ld * n);
         let (ww, rest) = rest.split_at_mut(n);
         let (vw, kscr) = rest.split_at_mut(vlen);
@@ -1127,7 +1192,10 @@ pub(crate) fn svd_batch<T: Real>(
         complete(w);
         st
     };
-    if algo == CpuAlgo::Small && !inner && batch > 1 && q <= PAIR_MAX {
+    // Pairs only where they fill every thread: two SVDs of 34 x 170 took 390 us as a pair
+    // on one core of the 2-core machine and 200 on a core each (2026-12-05).
+    let pairs_fill = batch > 1 && batch.div_ceil(2) >= pool::threads();
+    if algo == CpuAlgo::Small && !inner && pairs_fill && q <= PAIR_MAX {
         // Two matrices a task, their bidiagonal QR iterations interleaved on one core (see
         // `kernels::svd_pair`); a matrix whose partner has nothing to decompose runs alone.
         let r = for_each_pair::<T, _>(batch, 2 * ws_len, info, |ws, index, inf| {
@@ -1184,7 +1252,8 @@ pub(crate) fn svd_batch<T: Real>(
         });
         return r;
     }
-    for_each_matrix::<T, _>(batch, inner, ws_len, req, info, |ws, index| {
+    let cheap = cheap_svd(m, n);
+    for_each_matrix::<T, _>(batch, inner, cheap, ws_len, req, info, |ws, index| {
         let mut w = SvdWork::new(&mut ws.buf, parts);
         let e = match start(&mut w, index) {
             Ok(e) => e,
@@ -1284,4 +1353,39 @@ fn complete_basis<T: Real>(p: usize, q: usize, u: &mut [T], ld: usize, scratch: 
     kernels::qr_factor_padded(p, q, fact, ld, refl, tau);
     kernels::qr_form_q_padded(p, q, refl, ld, tau, &mut u[..ld * p], p);
     u[..ld * q].copy_from_slice(orig);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serial_head;
+
+    /// The indices run, in order, by a `serial_head` of `items` whose items take `each`.
+    fn head_of(items: usize, each: std::time::Duration) -> Vec<usize> {
+        let mut ran = vec![];
+        let head = serial_head(items, 2, |i| {
+            ran.push(i);
+            std::thread::sleep(each);
+        });
+        assert_eq!(ran, (0..head).collect::<Vec<_>>());
+        ran
+    }
+
+    #[test]
+    fn serial_head_keeps_cheap_batches_and_hands_on_dear_ones() {
+        // 1 ms an item: the rest projects far over the limit at the first check.
+        assert_eq!(head_of(8, std::time::Duration::from_millis(1)).len(), 1);
+        // A lone item always runs.
+        assert_eq!(head_of(1, std::time::Duration::from_millis(1)).len(), 1);
+        // Items of no time run here (a descheduled moment can cut a try short: one of
+        // five tries must keep the whole batch).
+        let kept = (0..5).any(|_| {
+            let mut n = 0;
+            serial_head(16, 2, |_| n += 1) == 16 && n == 16
+        });
+        assert!(kept, "16 empty items were handed to the pool in five tries");
+        // An empty batch runs nothing.
+        let mut n = 0;
+        assert_eq!(serial_head(0, 2, |_| n += 1), 0);
+        assert_eq!(n, 0);
+    }
 }
