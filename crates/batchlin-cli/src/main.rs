@@ -4,7 +4,7 @@
 //!   the accuracy of every result against float64, print a table.
 //! - `batchlin info`: the devices found, the kernel registry and the plan each shape of
 //!   record would get.
-//! - `batchlin tune`: the CPU kernels timed on a grid of shapes into a cost table.
+//! - `batchlin tune`: every kernel timed on a grid of shapes into a cost table a device.
 
 mod check;
 mod faer_loop;
@@ -34,11 +34,13 @@ const USAGE: &str = "usage:
       shape of record gets
   batchlin tune [--only qr|eigh|svd] [--budget 20m] [--out DIR] [--install]
                 [--check TABLE]
-      time every CPU kernel on a grid of shapes (results checked first) into a cost
-      table for this machine, with the raw points and a report of its regret on shapes
-      held out of the grid (DIR: tune-<device>); --install puts the table where the
-      planner reads it (BATCHLIN_TABLE_DIR, else the cache directory's tables/);
-      --check TABLE measures no grid: TABLE's regret on held-out shapes, all the budget
+      time every kernel on a grid of shapes (results checked first) into a cost table
+      a device: the CPU's, and where there is a GPU the first one's (its kernels with
+      the data there, and its copies to and from host memory as a transfer model), with
+      the raw points and a report of the tables' regret on shapes held out of the grid
+      (DIR: tune-<device>); --install puts the tables where the planner reads them
+      (BATCHLIN_TABLE_DIR, else the cache directory's tables/); --check TABLE (this
+      CPU's) measures no grid: the regret on held-out shapes, all the budget
   batchlin help | -h | --help
       this message";
 

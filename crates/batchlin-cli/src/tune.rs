@@ -1,15 +1,18 @@
-//! `batchlin tune`: every CPU kernel of the registry timed on a grid of shapes, each result
-//! checked first, into a cost table the planner reads (table.rs), with the raw timings and
-//! a report of the table's regret on shapes held out of the grid
-//! (docs/proposals/measured-routing.md, step 2). Every variant of each operation (the QR
-//! modes, eigh and eigvalsh, the thin and full SVD and svdvals) has its own rows; GPU
-//! kernels and the transfer model are step 3.
+//! `batchlin tune`: every kernel of the registry timed on a grid of shapes, each result
+//! checked first, into a cost table per device the planner reads (table.rs), with the raw
+//! timings and a report of the tables' regret on shapes held out of the grid
+//! (docs/proposals/measured-routing.md). Every variant of each operation (the QR modes,
+//! eigh and eigvalsh, the thin and full SVD and svdvals) has its own rows. The CPU's
+//! kernels are timed on host data; where there is a GPU, the first one's kernels are timed
+//! with the data on it, and its copies to and from host memory are fitted as the transfer
+//! model its table carries.
 
 use crate::{check, make_inputs, plots, Shape};
+use batchlin::cuda::DeviceCaps;
 use batchlin::plan::{plan_with, Source};
 use batchlin::registry::{Kernel, Target, KERNELS};
-use batchlin::table::{kernel_key, DeviceKey, Model, Point, Table};
-use batchlin::{timing, DType, Op, Options, Place, Problem, Real, Variant};
+use batchlin::table::{kernel_key, DeviceKey, Link, Model, Point, Table, Transfer, Transfers};
+use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::fmt::Write as _;
@@ -148,12 +151,47 @@ fn grid(ops: &[Op]) -> Vec<(usize, Shape)> {
     out
 }
 
-/// The CPU kernels that take `p`.
-fn kernels_for(p: &Problem) -> Vec<&'static Kernel> {
+/// Where a kernel's input is and so how it is timed: host data (the CPU's kernels; a
+/// GPU's with the copies there and back), or data on the GPU (`timing::time_device`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Data {
+    Host,
+    Gpu,
+}
+
+/// The first GPU, where there is one (its kernels are tuned too).
+fn first_gpu() -> Option<&'static DeviceCaps> {
+    match batchlin::cuda::device_count() {
+        Ok(n) if n > 0 => batchlin::cuda::device(0).ok().map(|d| d.caps()),
+        _ => None,
+    }
+}
+
+/// The kernels of `backend`'s kind (the CPU's, or CUDA's on `gpu`) that take `p`.
+fn kernels_for(p: &Problem, gpu: Option<&DeviceCaps>) -> Vec<&'static Kernel> {
     KERNELS
         .iter()
-        .filter(|k| k.op == p.op() && k.backend.is_cpu() && k.supports(p, &Target::Cpu))
+        .filter(|k| k.op == p.op())
+        .filter(|k| match gpu {
+            None => k.backend.is_cpu() && k.supports(p, &Target::Cpu),
+            Some(caps) => k.backend == Backend::Cuda && k.supports(p, &Target::Cuda(caps)),
+        })
         .collect()
+}
+
+/// `reps` timed calls of kernel `k` on `p` over `refs`, the data where `data` says.
+fn time<T: Real>(
+    k: &'static Kernel,
+    p: &Problem,
+    data: Data,
+    refs: &[&[T]],
+    reps: usize,
+) -> batchlin::Result<timing::Timing<T>> {
+    let opts = Options::with_kernel(k.backend, k.name);
+    match data {
+        Data::Host => timing::time_host(p, &opts, refs, reps),
+        Data::Gpu => timing::time_device(p, 0, &opts, refs, reps),
+    }
 }
 
 /// One kernel's first call at one shape, checked: its microseconds, or why it was left
@@ -161,11 +199,11 @@ fn kernels_for(p: &Problem) -> Vec<&'static Kernel> {
 fn pilot<T: Real>(
     k: &'static Kernel,
     p: &Problem,
+    data: Data,
     inputs: &[batchlin::Tensor<T>],
     refs: &[&[T]],
 ) -> Result<f64, String> {
-    let opts = Options::with_kernel(k.backend, k.name);
-    let t = timing::time_host(p, &opts, refs, 1).map_err(|e| e.to_string())?;
+    let t = time(k, p, data, refs, 1).map_err(|e| e.to_string())?;
     let err = check::max_error(p.variant, &inputs[t.last_input], &t.outputs, 2);
     let bound = check::bound::<T>(p.op(), p.m.max(p.n));
     if !(err <= bound) || t.info.iter().any(|i| i.nonfinite() || i.not_converged()) {
@@ -197,85 +235,90 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Every CPU kernel of `variant` at one shape in `dtype`: the points measured and the
-/// kernels that failed their check. Each kernel's first call is checked; one three times
-/// slower than the best keeps that one sample; the others are timed in rounds taken in
-/// turn (`sampling`), their median, 25th and 75th percentiles the medians of the rounds'.
-fn shape_points(
+/// Inputs for timing `s`: two copies where small (calls alternate between them).
+fn inputs_for<T: Real>(s: &Shape, rng: &mut StdRng) -> Vec<batchlin::Tensor<T>> {
+    let copies = if s.batch * s.m * s.n < (1 << 16) {
+        2
+    } else {
+        1
+    };
+    make_inputs::<T>(s, copies, rng)
+}
+
+/// `kernels` (of `variant`) at one shape on `inputs`, the data where `data` says:
+/// the points measured and the kernels that failed their check. Each kernel's first call
+/// is checked; one three times slower than the best keeps that one sample; the others are
+/// timed in rounds taken in turn (`sampling`), their median, 25th and 75th percentiles
+/// the medians of the rounds'. A GPU's timings (CUDA events) take one round.
+fn shape_points<T: Real>(
     s: &Shape,
     variant: Variant,
-    dtype: DType,
-    rng: &mut StdRng,
+    kernels: &[&'static Kernel],
+    data: Data,
+    inputs: &[batchlin::Tensor<T>],
 ) -> (Vec<Point>, Vec<String>) {
-    fn go<T: Real>(s: &Shape, variant: Variant, rng: &mut StdRng) -> (Vec<Point>, Vec<String>) {
-        let p = Problem::new(variant, T::DTYPE, s.batch, s.m, s.n);
-        let copies = if s.batch * s.m * s.n < (1 << 16) {
-            2
-        } else {
-            1
-        };
-        let inputs = make_inputs::<T>(s, copies, rng);
-        let refs: Vec<&[T]> = inputs.iter().map(|t| t.data.as_slice()).collect();
-        let mut bad = vec![];
-        let mut ok: Vec<(&'static Kernel, f64)> = vec![];
-        for k in kernels_for(&p) {
-            match pilot(k, &p, &inputs, &refs) {
-                Ok(us) => ok.push((k, us)),
+    let p = Problem::new(variant, T::DTYPE, s.batch, s.m, s.n);
+    let refs: Vec<&[T]> = inputs.iter().map(|t| t.data.as_slice()).collect();
+    let mut bad = vec![];
+    let mut ok: Vec<(&'static Kernel, f64)> = vec![];
+    for &k in kernels {
+        match pilot(k, &p, data, inputs, &refs) {
+            Ok(us) => ok.push((k, us)),
+            Err(e) => bad.push(format!("{} at {p}: {e}", kernel_key(k))),
+        }
+    }
+    let best = ok.iter().map(|(_, us)| *us).fold(f64::INFINITY, f64::min);
+    // Per kernel the (median, p25, p75) of each round; a slow kernel keeps its pilot.
+    let mut rounds: Vec<[Vec<f64>; 3]> = ok
+        .iter()
+        .map(|(_, us)| match *us > 3.0 * best {
+            true => [vec![*us], vec![*us], vec![*us]],
+            false => Default::default(),
+        })
+        .collect();
+    let contenders: Vec<usize> = (0..ok.len()).filter(|&i| rounds[i][0].is_empty()).collect();
+    let plan: Vec<(usize, usize)> = ok
+        .iter()
+        .map(|(_, us)| match sampling(*us) {
+            (reps, _) if data == Data::Gpu => (reps, 1),
+            s => s,
+        })
+        .collect();
+    let most = contenders.iter().map(|&i| plan[i].1).max().unwrap_or(0);
+    for round in 0..most {
+        for &i in &contenders {
+            let (reps, n_rounds) = plan[i];
+            if round >= n_rounds {
+                continue;
+            }
+            let k = ok[i].0;
+            match time(k, &p, data, &refs, reps.div_ceil(n_rounds)) {
+                Ok(t) => {
+                    for (r, x) in rounds[i].iter_mut().zip([t.ms, t.p25_ms, t.p75_ms]) {
+                        r.push(x * 1e3);
+                    }
+                }
                 Err(e) => bad.push(format!("{} at {p}: {e}", kernel_key(k))),
             }
         }
-        let best = ok.iter().map(|(_, us)| *us).fold(f64::INFINITY, f64::min);
-        // Per kernel the (median, p25, p75) of each round; a slow kernel keeps its pilot.
-        let mut rounds: Vec<[Vec<f64>; 3]> = ok
-            .iter()
-            .map(|(_, us)| match *us > 3.0 * best {
-                true => [vec![*us], vec![*us], vec![*us]],
-                false => Default::default(),
-            })
-            .collect();
-        let contenders: Vec<usize> = (0..ok.len()).filter(|&i| rounds[i][0].is_empty()).collect();
-        let plan: Vec<(usize, usize)> = ok.iter().map(|(_, us)| sampling(*us)).collect();
-        let most = contenders.iter().map(|&i| plan[i].1).max().unwrap_or(0);
-        for round in 0..most {
-            for &i in &contenders {
-                let (reps, n_rounds) = plan[i];
-                if round >= n_rounds {
-                    continue;
-                }
-                let k = ok[i].0;
-                let opts = Options::with_kernel(k.backend, k.name);
-                match timing::time_host(&p, &opts, &refs, reps.div_ceil(n_rounds)) {
-                    Ok(t) => {
-                        for (r, x) in rounds[i].iter_mut().zip([t.ms, t.p25_ms, t.p75_ms]) {
-                            r.push(x * 1e3);
-                        }
-                    }
-                    Err(e) => bad.push(format!("{} at {p}: {e}", kernel_key(k))),
-                }
-            }
-        }
-        let pts = ok
-            .iter()
-            .zip(rounds)
-            .filter(|(_, r)| !r[0].is_empty())
-            .map(|((k, _), [med, p25, p75])| Point {
-                kernel: kernel_key(k),
-                variant,
-                dtype: p.dtype,
-                batch: s.batch,
-                m: s.m,
-                n: s.n,
-                median_us: median(med),
-                p25_us: median(p25),
-                p75_us: median(p75),
-            })
-            .collect();
-        (pts, bad)
     }
-    match dtype {
-        DType::F64 => go::<f64>(s, variant, rng),
-        _ => go::<f32>(s, variant, rng),
-    }
+    let pts = ok
+        .iter()
+        .zip(rounds)
+        .filter(|(_, r)| !r[0].is_empty())
+        .map(|((k, _), [med, p25, p75])| Point {
+            kernel: kernel_key(k),
+            variant,
+            dtype: p.dtype,
+            batch: s.batch,
+            m: s.m,
+            n: s.n,
+            median_us: median(med),
+            p25_us: median(p25),
+            p75_us: median(p75),
+        })
+        .collect();
+    (pts, bad)
 }
 
 /// Readings of the drift probe taken at each end of a run: the first is discarded.
@@ -295,11 +338,12 @@ fn settled(readings: &[f64]) -> f64 {
 
 /// The fixed shape timed before and after the grid: how far the machine drifted. Each
 /// reading is the median of 15 calls (about 25 ms on 2 cores); `settled` takes the
-/// end's time from `PROBE_READINGS` of them.
-fn drift_probe() -> f64 {
+/// end's time from `PROBE_READINGS` of them. On the GPU (`Data::Gpu`) the same shape, 16
+/// times the batch, with the data there.
+fn drift_probe(data: Data) -> f64 {
     let s = Shape {
         op: Op::Qr,
-        batch: 256,
+        batch: if data == Data::Gpu { 4096 } else { 256 },
         m: 32,
         n: 32,
     };
@@ -307,10 +351,71 @@ fn drift_probe() -> f64 {
     let mut rng = StdRng::seed_from_u64(7);
     let inputs = make_inputs::<f32>(&s, 2, &mut rng);
     let refs: Vec<&[f32]> = inputs.iter().map(|t| t.data.as_slice()).collect();
+    // The CPU's probe on the CPU whatever the tables say (they may send it to a GPU).
+    let opts = match data {
+        Data::Host => Options {
+            backend: Backend::CpuSmall,
+            ..Options::default()
+        },
+        Data::Gpu => Options::default(),
+    };
     let readings: Vec<f64> = (0..PROBE_READINGS)
-        .map(|_| timing::time_host(&p, &Options::default(), &refs, 15).map_or(f64::NAN, |t| t.ms))
+        .map(|_| {
+            let t = match data {
+                Data::Host => timing::time_host(&p, &opts, &refs, 15),
+                Data::Gpu => timing::time_device(&p, 0, &opts, &refs, 15),
+            };
+            t.map_or(f64::NAN, |t| t.ms)
+        })
         .collect();
     settled(&readings)
+}
+
+/// The sizes the copies are timed at: 4 KiB to 256 MiB in steps of 4.
+const COPY_SIZES: [usize; 9] = [
+    4 << 10,
+    16 << 10,
+    64 << 10,
+    256 << 10,
+    1 << 20,
+    4 << 20,
+    16 << 20,
+    64 << 20,
+    256 << 20,
+];
+
+/// The first GPU's transfer model: copies of `COPY_SIZES` each way, staged and from
+/// registered memory, each direction fitted (`Link::fit`); and the timings as CSV lines
+/// (path, bytes, microseconds to the device, back).
+fn measure_transfers() -> Result<(Transfers, String), String> {
+    let mut csv = String::from("path,bytes,to_device_us,to_host_us\n");
+    let mut fit = |registered: bool| -> Result<Transfer, String> {
+        let (mut up, mut down) = (vec![], vec![]);
+        for b in COPY_SIZES {
+            let reps = if b <= 1 << 20 {
+                30
+            } else if b <= 16 << 20 {
+                10
+            } else {
+                3
+            };
+            let (u, d) = timing::time_copies(0, b, registered, reps).map_err(|e| e.to_string())?;
+            let path = if registered { "registered" } else { "staged" };
+            let _ = writeln!(csv, "{path},{b},{u},{d}");
+            up.push((b, u));
+            down.push((b, d));
+        }
+        let link = |v: &[(usize, f64)]| {
+            Link::fit(v).ok_or_else(|| format!("the copies' times do not grow with size: {v:?}"))
+        };
+        Ok(Transfer {
+            to_device: link(&up)?,
+            to_host: link(&down)?,
+        })
+    };
+    let staged = fit(false)?;
+    let registered = fit(true)?;
+    Ok((Transfers { staged, registered }, csv))
 }
 
 /// A held-out shape and variant: k, batch and aspect drawn log-uniformly off the grid,
@@ -341,53 +446,108 @@ fn held_out(ops: &[Op], rng: &mut StdRng) -> (Shape, Variant) {
     }
 }
 
+/// One held-out shape, measured with its data in one place: each kernel's time there and
+/// each routing's pick.
 struct Regret {
     op: Op,
+    data: Data,
     shape: String,
-    /// Each kernel's measured median there, and the table's and the rules' picks.
+    /// Each kernel's measured median there (a GPU's on host data with its copies).
     times: Vec<(String, f64)>,
-    picks: [String; 2],
-    table: f64,
-    rules: f64,
+    /// (routing, the kernel it picks, that kernel's time over the fastest measured), the
+    /// tables' routing first.
+    picks: Vec<(&'static str, String, f64)>,
     extrapolated: bool,
-    /// The table's prediction for the kernel it chose and that kernel's measured time, us.
+    /// The tables' prediction for the kernel they chose and that kernel's measured time, us.
     predicted_us: f64,
     measured_us: f64,
 }
 
-/// The table's and the rules' regret at a held-out shape: the time of the kernel each
-/// picks over the fastest measured there.
-fn regret(s: &Shape, v: Variant, dtype: DType, model: &Model, rng: &mut StdRng) -> Option<Regret> {
-    let (pts, _) = shape_points(s, v, dtype, rng);
+impl Regret {
+    /// The regret of the routing named `routing`, where it priced this shape.
+    fn of(&self, routing: &str) -> Option<f64> {
+        self.picks.iter().find(|p| p.0 == routing).map(|p| p.2)
+    }
+}
+
+/// The routings compared on host data: the tables (the CPU's, and the GPU's with its
+/// copies where there is one) and the rules; with a GPU also each device alone.
+const TABLES: &str = "the tables";
+const RULES: &str = "the rules";
+const CPU_ALONE: &str = "always the CPU (its table)";
+const GPU_ALONE: &str = "always the GPU (its table, copies)";
+/// The routings compared on the GPU's data: its table among its kernels, and its rules.
+const GPU_TABLE: &str = "the GPU's table (GPU data)";
+const GPU_RULES: &str = "the GPU's rules (GPU data)";
+
+/// The routings' regret at a held-out shape with the data where `data` says: every kernel
+/// that can take it timed there (a GPU's on host data with the copies), and the time of
+/// the kernel each routing picks over the fastest. `gpu`: the first GPU and its table.
+fn regret<T: Real>(
+    s: &Shape,
+    v: Variant,
+    data: Data,
+    cpu: &Model,
+    gpu: Option<(&'static DeviceCaps, &Model)>,
+    inputs: &[batchlin::Tensor<T>],
+) -> Option<Regret> {
+    let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
+    let mut kernels = match data {
+        Data::Host => kernels_for(&p, None),
+        Data::Gpu => vec![],
+    };
+    kernels.extend(gpu.map_or(vec![], |(caps, _)| kernels_for(&p, Some(caps))));
+    let (pts, _) = shape_points(s, v, &kernels, data, inputs);
     let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
-    let p = Problem::new(v, dtype, s.batch, s.m, s.n);
-    // (regret, measured us, the table's prediction and whether it extrapolated, kernel).
-    type Priced = (f64, f64, Option<(f64, bool)>, String);
-    let time_of = |t: Option<&Model>| -> Option<Priced> {
-        let plan = plan_with(&p, &Place::Host, &Options::default(), t).ok()?;
+    let g = gpu.map(|(_, m)| m);
+    let on_gpu = Place::Cuda {
+        ordinal: 0,
+        stream: batchlin::Stream::DEFAULT,
+    };
+    // (routing, CPU table, GPU table, where it plans): a GPU's pick on host data is its
+    // pick for data there, paid with the copies.
+    let routes = match (data, gpu.is_some()) {
+        (Data::Host, false) => vec![
+            (TABLES, Some(cpu), None, Place::Host),
+            (RULES, None, None, Place::Host),
+        ],
+        (Data::Host, true) => vec![
+            (TABLES, Some(cpu), g, Place::Host),
+            (RULES, None, None, Place::Host),
+            (CPU_ALONE, Some(cpu), None, Place::Host),
+            (GPU_ALONE, None, g, on_gpu),
+        ],
+        (Data::Gpu, _) => vec![
+            (GPU_TABLE, None, g, on_gpu),
+            (GPU_RULES, None, None, on_gpu),
+        ],
+    };
+    let mut picks = vec![];
+    let mut first = None;
+    for (name, t, gt, place) in routes {
+        let plan = plan_with(&p, &place, &Options::default(), t, gt).ok()?;
         let key = kernel_key(plan.kernel);
         let us = pts.iter().find(|q| q.kernel == key)?.median_us;
-        let predicted = match plan.source {
-            Source::Table {
-                predicted_us,
-                extrapolated,
-            } => Some((predicted_us, extrapolated)),
-            _ => None,
-        };
-        Some((us / best, us, predicted, key))
+        first.get_or_insert((plan.source, us));
+        picks.push((name, key, us / best));
+    }
+    let (source, measured_us) = first?;
+    let predicted = match source {
+        Source::Table {
+            predicted_us,
+            extrapolated,
+        } => Some((predicted_us, extrapolated)),
+        _ => None,
     };
-    let (table, measured_us, predicted, by_table) = time_of(Some(model))?;
-    let (rules, _, _, by_rules) = time_of(None)?;
     Some(Regret {
         op: s.op,
-        shape: format!("{} {} {}x{}x{}", v.name(), dtype, s.batch, s.m, s.n),
+        data,
+        shape: format!("{} {} {}x{}x{}", v.name(), T::DTYPE, s.batch, s.m, s.n),
         times: pts
             .iter()
             .map(|p| (p.kernel.clone(), p.median_us))
             .collect(),
-        picks: [by_table, by_rules],
-        table,
-        rules,
+        picks,
         extrapolated: predicted.is_some_and(|p| p.1),
         predicted_us: predicted.map_or(f64::NAN, |p| p.0),
         measured_us,
@@ -434,6 +594,104 @@ fn geomean(x: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+/// One grid shape's points in `dtype`: the CPU's kernels on host data, and where `gpu`
+/// is given its kernels with the data there; and the kernels that failed their check.
+fn grid_points(
+    s: &Shape,
+    v: Variant,
+    dtype: DType,
+    gpu: Option<&DeviceCaps>,
+    rng: &mut StdRng,
+) -> ([Vec<Point>; 2], Vec<String>) {
+    fn go<T: Real>(
+        s: &Shape,
+        v: Variant,
+        gpu: Option<&DeviceCaps>,
+        rng: &mut StdRng,
+    ) -> ([Vec<Point>; 2], Vec<String>) {
+        let inputs = inputs_for::<T>(s, rng);
+        let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
+        let (cpu, mut bad) = shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs);
+        let on_gpu =
+            gpu.map(|caps| shape_points(s, v, &kernels_for(&p, Some(caps)), Data::Gpu, &inputs));
+        let gpu_pts = on_gpu.map_or(vec![], |(pts, b)| {
+            bad.extend(b);
+            pts
+        });
+        ([cpu, gpu_pts], bad)
+    }
+    match dtype {
+        DType::F64 => go::<f64>(s, v, gpu, rng),
+        _ => go::<f32>(s, v, gpu, rng),
+    }
+}
+
+/// A held-out shape's regrets: with the data on the host and, where there is a GPU with a
+/// table, with the data there.
+fn held_out_regrets(
+    s: &Shape,
+    v: Variant,
+    dtype: DType,
+    cpu: &Model,
+    gpu: Option<(&'static DeviceCaps, &Model)>,
+    rng: &mut StdRng,
+) -> Vec<Regret> {
+    fn go<T: Real>(
+        s: &Shape,
+        v: Variant,
+        cpu: &Model,
+        gpu: Option<(&'static DeviceCaps, &Model)>,
+        rng: &mut StdRng,
+    ) -> Vec<Regret> {
+        let inputs = inputs_for::<T>(s, rng);
+        let mut out: Vec<Regret> = regret(s, v, Data::Host, cpu, gpu, &inputs)
+            .into_iter()
+            .collect();
+        if gpu.is_some() {
+            out.extend(regret(s, v, Data::Gpu, cpu, gpu, &inputs));
+        }
+        out
+    }
+    match dtype {
+        DType::F64 => go::<f64>(s, v, cpu, gpu, rng),
+        _ => go::<f32>(s, v, cpu, gpu, rng),
+    }
+}
+
+/// The versions of the kernels of `ops` a table of `backend`'s kind holds (the CPU's, or
+/// CUDA's).
+fn versions(ops: &[Op], cuda: bool) -> Vec<(String, u32)> {
+    let mut v: Vec<(String, u32)> = KERNELS
+        .iter()
+        .filter(|k| ops.contains(&k.op) && (k.backend == Backend::Cuda) == cuda)
+        .filter(|k| cuda || k.backend.is_cpu())
+        .map(|k| (kernel_key(k), k.version))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The drift between two probe readings (NaN where either failed).
+fn drift(start: f64, end: f64) -> Option<f64> {
+    let d = (end / start - 1.0).abs();
+    d.is_finite().then_some(d)
+}
+
+/// Read a table given to `--check`, refused unless it is this machine's CPU's.
+fn read_checked(path: &std::path::Path, key: &DeviceKey) -> Result<Table, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let t = Table::parse(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
+    if &t.device != key {
+        return Err(format!(
+            "{} is for {}, this machine is {key}",
+            path.display(),
+            t.device
+        ));
+    }
+    Ok(t)
+}
+
 pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let t0 = Instant::now();
     let ops: Vec<Op> = match a.only {
@@ -441,41 +699,50 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         None => vec![Op::Qr, Op::Eigh, Op::Svd],
     };
     let key = DeviceKey::this_cpu();
+    let gpu = first_gpu();
     let out = a
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("tune-{}", key.file_stem())));
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot make {}: {e}", out.display()))?;
     let checked = match &a.check {
-        _ if a.check.is_some() && a.install => {
+        Some(_) if a.install => {
             return Err("--check measures an existing table: nothing to --install".into())
         }
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let t =
-                Table::parse(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
-            if t.device != key {
-                return Err(format!(
-                    "{} is for {}, this machine is {key}",
-                    path.display(),
-                    t.device
-                ));
-            }
-            Some((t, path.clone()))
-        }
+        Some(path) => Some((read_checked(path, &key)?, path.clone())),
         None => None,
     };
+    let is_check = checked.is_some();
     // Three quarters of the budget for the grid, the rest for the held-out check (all of
     // it with --check).
-    let grid_end = match checked {
-        Some(_) => Duration::ZERO,
-        None => a.budget.mul_f64(0.75),
+    let grid_end = match is_check {
+        true => Duration::ZERO,
+        false => a.budget.mul_f64(0.75),
     };
     let mut rng = StdRng::seed_from_u64(1);
-    let drift0 = drift_probe();
+    let probe0 = [
+        drift_probe(Data::Host),
+        gpu.map_or(f64::NAN, |_| drift_probe(Data::Gpu)),
+    ];
+    let mut failed = vec![];
+    // The GPU's copies first (seconds): its table's transfer model.
+    let transfer = match (gpu, is_check) {
+        (Some(_), false) => match measure_transfers() {
+            Ok((t, csv)) => {
+                std::fs::write(out.join("copies.csv"), csv).map_err(|e| e.to_string())?;
+                Some(t)
+            }
+            Err(e) => {
+                failed.push(format!(
+                    "the transfer model (host data stays on the CPU): {e}"
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
     let shapes = grid(&ops);
-    let (mut points, mut failed) = (vec![], vec![]);
+    let (mut cpu_points, mut gpu_points) = (vec![], vec![]);
     let mut done = 0;
     // A progress line on a terminal; a log gets the report alone.
     let tty = std::io::stderr().is_terminal();
@@ -486,7 +753,8 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             let _ = std::io::stderr().flush();
         }
     };
-    // Levels 0 and 1, then level 2 with the shapes near a crossover first (`contested`).
+    // Levels 0 and 1, then level 2 with the shapes near a crossover first (`contested`,
+    // by the CPU's points).
     let split = shapes
         .iter()
         .position(|(l, _)| *l >= 2)
@@ -501,7 +769,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             }
             // Level 2: contested shapes first, the rest in grid order.
             let mut fine: Vec<Shape> = shapes[split..].iter().map(|(_, s)| s.clone()).collect();
-            fine.sort_by_key(|s| !contested(s, &points));
+            fine.sort_by_key(|s| !(contested(s, &cpu_points) || contested(s, &gpu_points)));
             queue = fine.into();
             ordered = true;
             continue;
@@ -511,90 +779,118 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                 if t0.elapsed() >= grid_end {
                     break 'grid;
                 }
-                let (p, bad) = shape_points(&s, v, dtype, &mut rng);
-                points.extend(p);
+                let ([c, g], bad) = grid_points(&s, v, dtype, gpu, &mut rng);
+                cpu_points.extend(c);
+                gpu_points.extend(g);
                 failed.extend(bad);
             }
         }
         done += 1;
         progress(done, shapes.len(), t0.elapsed());
     }
-    let drift1 = drift_probe();
-    let drift = (drift1 / drift0 - 1.0).abs();
-    let mut versions: Vec<(String, u32)> = KERNELS
-        .iter()
-        .filter(|k| k.backend.is_cpu() && ops.contains(&k.op))
-        .map(|k| (kernel_key(k), k.version))
-        .collect();
-    versions.sort();
-    let is_check = checked.is_some();
+    let probe1 = [
+        drift_probe(Data::Host),
+        gpu.map_or(f64::NAN, |_| drift_probe(Data::Gpu)),
+    ];
+    let drifts = [drift(probe0[0], probe1[0]), drift(probe0[1], probe1[1])];
+    let write = |t: &Table| -> Result<PathBuf, String> {
+        let file = out.join(format!("{}.toml", t.device.file_stem()));
+        std::fs::write(&file, t.to_text())
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        Ok(file)
+    };
     let (table, file) = match checked {
         Some(c) => c,
         None => {
             let table = Table {
                 device: key.clone(),
                 made: command.to_string(),
-                drift: drift.is_finite().then_some(drift),
-                versions,
-                points,
+                drift: drifts[0],
+                versions: versions(&ops, false),
+                points: cpu_points,
                 transfer: None,
             };
-            let file = out.join(format!("{}.toml", key.file_stem()));
-            std::fs::write(&file, table.to_text())
-                .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-            let mut csv = String::from("kernel,variant,dtype,batch,m,n,median_us,p25_us,p75_us\n");
-            for p in &table.points {
-                let _ = writeln!(
-                    csv,
-                    "{},{:?},{},{},{},{},{},{},{}",
-                    p.kernel,
-                    p.variant,
-                    p.dtype,
-                    p.batch,
-                    p.m,
-                    p.n,
-                    p.median_us,
-                    p.p25_us,
-                    p.p75_us
-                );
-            }
-            std::fs::write(out.join("points.csv"), csv).map_err(|e| e.to_string())?;
+            let file = write(&table)?;
             (table, file)
         }
     };
+    let gpu_table = match (gpu, is_check) {
+        (Some(caps), false) => {
+            let t = Table {
+                device: DeviceKey::of_gpu(caps),
+                made: command.to_string(),
+                drift: drifts[1],
+                versions: versions(&ops, true),
+                points: gpu_points,
+                transfer,
+            };
+            let file = write(&t)?;
+            Some((t, file))
+        }
+        _ => None,
+    };
+    if !is_check {
+        let mut csv = String::from("kernel,variant,dtype,batch,m,n,median_us,p25_us,p75_us\n");
+        for p in table
+            .points
+            .iter()
+            .chain(gpu_table.iter().flat_map(|(t, _)| &t.points))
+        {
+            let _ = writeln!(
+                csv,
+                "{},{:?},{},{},{},{},{},{},{}",
+                p.kernel, p.variant, p.dtype, p.batch, p.m, p.n, p.median_us, p.p25_us, p.p75_us
+            );
+        }
+        std::fs::write(out.join("points.csv"), csv).map_err(|e| e.to_string())?;
+    }
 
-    // Held out: random shapes off the grid, each kernel timed, the table against the rules.
+    // Held out: random shapes off the grid, each kernel timed, the routings compared. The
+    // GPU's table is the one just measured, or with --check the one the planner finds.
     let model = Model::new(&table, &file.display().to_string());
-    let mut regrets = vec![];
-    while t0.elapsed() < a.budget && regrets.len() < 200 {
+    let gpu_model = gpu_table
+        .as_ref()
+        .map(|(t, f)| Model::new(t, &f.display().to_string()));
+    let gpu_pair = match (gpu, &gpu_model) {
+        (Some(caps), Some(m)) => Some((caps, m)),
+        (Some(caps), None) => batchlin::table::loaded_gpu(caps)
+            .model
+            .as_ref()
+            .map(|m| (caps, m)),
+        _ => None,
+    };
+    let mut regrets: Vec<Regret> = vec![];
+    let held = |r: &[Regret]| r.iter().filter(|x| x.data == Data::Host).count();
+    while t0.elapsed() < a.budget && held(&regrets) < 200 {
         let (s, v) = held_out(&ops, &mut rng);
         let dtype = if rng.random_bool(0.5) {
             DType::F32
         } else {
             DType::F64
         };
-        regrets.extend(regret(&s, v, dtype, &model, &mut rng));
+        regrets.extend(held_out_regrets(&s, v, dtype, &model, gpu_pair, &mut rng));
         progress(done, shapes.len(), t0.elapsed());
     }
     if tty {
         eprintln!();
     }
     // Every held-out timing, so that another table can be priced on them unmeasured.
-    let mut csv = String::from("shape,kernel,median_us,picked_by\n");
+    let mut csv = String::from("shape,data,kernel,median_us,picked_by\n");
     for r in &regrets {
         for (k, us) in &r.times {
-            let by: Vec<&str> = ["table", "rules"]
-                .into_iter()
-                .zip(&r.picks)
-                .filter(|(_, p)| *p == k)
-                .map(|(w, _)| w)
-                .collect();
-            let _ = writeln!(csv, "{},{k},{us},{}", r.shape, by.join("+"));
+            let by: Vec<&str> = r.picks.iter().filter(|p| &p.1 == k).map(|p| p.0).collect();
+            let data = if r.data == Data::Host { "host" } else { "gpu" };
+            let _ = writeln!(csv, "{},{data},{k},{us},{}", r.shape, by.join("+"));
         }
     }
     std::fs::write(out.join("held-out.csv"), csv).map_err(|e| e.to_string())?;
     // A checked table's own plots are in its tune's folder.
-    let plots = write_plots(&out, (!is_check).then_some(&table), &regrets)?;
+    let mut measured: Vec<&Table> = vec![];
+    if !is_check {
+        measured.push(&table);
+        measured.extend(gpu_table.iter().map(|(t, _)| t));
+    }
+    let plots = write_plots(&out, &measured, &regrets)?;
     let grid = match is_check {
         true => format!("Checked {} (its grid not measured again)", file.display()),
         false => format!(
@@ -605,10 +901,11 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let run = Run {
         command,
         grid: &grid,
-        drift: drift.is_finite().then_some(drift),
+        drift: drifts,
         took: t0.elapsed(),
     };
-    let mut report = report(&table, &regrets, &failed, &run);
+    let gpu_t = gpu_table.as_ref().map(|(t, _)| t);
+    let mut report = report(&table, gpu_t, &regrets, &failed, &run);
     report += &plots;
     std::fs::write(out.join("report.md"), &report).map_err(|e| e.to_string())?;
     print!("{report}");
@@ -619,36 +916,42 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         );
         return Ok(());
     }
+    let files: Vec<PathBuf> = std::iter::once(file)
+        .chain(gpu_table.iter().map(|(_, f)| f.clone()))
+        .collect();
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     println!(
         "wrote {}, points.csv, held-out.csv, report.md and its plots in {}",
-        file.display(),
+        names.join(" and "),
         out.display()
     );
     if a.install {
         let dir = batchlin::table::local_dir()
             .ok_or("no directory for local tables (set BATCHLIN_TABLE_DIR)")?;
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-        let to = dir.join(file.file_name().expect("a file name"));
-        std::fs::write(&to, table.to_text())
-            .map_err(|e| format!("cannot write {}: {e}", to.display()))?;
-        println!(
-            "installed as {} (the planner reads it from the next process on)",
-            to.display()
-        );
+        for f in &files {
+            let to = dir.join(f.file_name().expect("a file name"));
+            std::fs::copy(f, &to).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+            println!(
+                "installed as {} (the planner reads it from the next process on)",
+                to.display()
+            );
+        }
     } else {
         println!(
-            "to route by it: batchlin tune --install, or BATCHLIN_TABLE={}",
-            file.display()
+            "to route by it: batchlin tune --install, or BATCHLIN_TABLE={} (one table)",
+            names[0]
         );
     }
     Ok(())
 }
 
-/// The report's plots as SVG files in `out`, and the Markdown that shows them: the
-/// table's (winners, times) where given, and the held-out shapes'.
+/// The report's plots as SVG files in `out`, and the Markdown that shows them: each
+/// measured table's (winners, times; a GPU's files named `gpu-...`), and the held-out
+/// shapes'.
 fn write_plots(
     out: &std::path::Path,
-    t: Option<&Table>,
+    tables: &[&Table],
     regrets: &[Regret],
 ) -> Result<String, String> {
     let mut md = String::from("\n## Plots\n");
@@ -660,22 +963,29 @@ fn write_plots(
         }
         Ok(())
     };
-    let points = t.map_or(&[][..], |t| &t.points[..]);
-    let mut kinds: Vec<(Variant, DType)> = points.iter().map(|p| (p.variant, p.dtype)).collect();
-    kinds.sort_by_key(|(v, d)| (*v as u8, *d as u8));
-    kinds.dedup();
-    for (v, d) in kinds {
-        let stem = format!("{}-{d}", v.name());
-        put(
-            format!("winners-{stem}.svg"),
-            plots::winner_map(points, v, d),
-            &mut md,
-        )?;
-        put(
-            format!("times-{stem}.svg"),
-            plots::time_curves(points, v, d),
-            &mut md,
-        )?;
+    for t in tables {
+        let points = &t.points[..];
+        let prefix = match t.device {
+            DeviceKey::Cpu { .. } => "",
+            DeviceKey::Cuda { .. } => "gpu-",
+        };
+        let mut kinds: Vec<(Variant, DType)> =
+            points.iter().map(|p| (p.variant, p.dtype)).collect();
+        kinds.sort_by_key(|(v, d)| (*v as u8, *d as u8));
+        kinds.dedup();
+        for (v, d) in kinds {
+            let stem = format!("{prefix}{}-{d}", v.name());
+            put(
+                format!("winners-{stem}.svg"),
+                plots::winner_map(points, v, d),
+                &mut md,
+            )?;
+            put(
+                format!("times-{stem}.svg"),
+                plots::time_curves(points, v, d),
+                &mut md,
+            )?;
+        }
     }
     let pairs: Vec<(f64, f64)> = regrets
         .iter()
@@ -687,23 +997,65 @@ fn write_plots(
         plots::predicted_vs_measured(&pairs),
         &mut md,
     )?;
-    let series = [
-        ("this table", regrets.iter().map(|r| r.table).collect()),
-        ("the rules", regrets.iter().map(|r| r.rules).collect()),
-    ];
+    let series: Vec<(&str, Vec<f64>)> = routings(regrets)
+        .into_iter()
+        .map(|name| (name, regrets.iter().filter_map(|r| r.of(name)).collect()))
+        .collect();
     put("regret.svg".into(), plots::regret_cdf(&series), &mut md)?;
     Ok(md)
+}
+
+/// The routings the regrets compare, in the order first met.
+fn routings(regrets: &[Regret]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = vec![];
+    for p in regrets.iter().flat_map(|r| &r.picks) {
+        if !names.contains(&p.0) {
+            names.push(p.0);
+        }
+    }
+    names
 }
 
 /// What the report says of the run itself.
 struct Run<'a> {
     command: &'a str,
     grid: &'a str,
-    drift: Option<f64>,
+    /// The drift probes' change, the CPU's and the GPU's.
+    drift: [Option<f64>; 2],
     took: Duration,
 }
 
-fn report(t: &Table, regrets: &[Regret], failed: &[String], run: &Run) -> String {
+/// How many shapes each kernel of `t` wins (the fastest there).
+fn kernel_lines(r: &mut String, t: &Table) {
+    let mut by_shape: std::collections::BTreeMap<(String, usize, usize, usize), (f64, &str)> =
+        Default::default();
+    for p in &t.points {
+        let e = by_shape
+            .entry((format!("{:?}{}", p.variant, p.dtype), p.batch, p.m, p.n))
+            .or_insert((f64::INFINITY, ""));
+        if p.median_us < e.0 {
+            *e = (p.median_us, &p.kernel);
+        }
+    }
+    let _ = writeln!(
+        r,
+        "\n{}: {} points.\n\n| kernel | version | shapes won |\n|---|---|---|",
+        t.device,
+        t.points.len()
+    );
+    for (k, v) in &t.versions {
+        let wins = by_shape.values().filter(|(_, w)| w == k).count();
+        let _ = writeln!(r, "| {k} | {v} | {wins} |");
+    }
+}
+
+fn report(
+    t: &Table,
+    gpu: Option<&Table>,
+    regrets: &[Regret],
+    failed: &[String],
+    run: &Run,
+) -> String {
     let mut r = String::new();
     let _ = writeln!(r, "# batchlin tune: {}\n", t.device);
     let _ = writeln!(
@@ -712,15 +1064,18 @@ fn report(t: &Table, regrets: &[Regret], failed: &[String], run: &Run) -> String
         run.command,
         run.took.as_secs_f64()
     );
-    let _ = writeln!(r, "- {}, {} points.", run.grid, t.points.len());
-    let drift = run
-        .drift
-        .map_or("not measured".into(), |d| format!("{:.1}%", d * 100.0));
+    let _ = writeln!(r, "- {}.", run.grid);
+    let pct = |d: Option<f64>| d.map_or("not measured".into(), |d| format!("{:.1}%", d * 100.0));
     let _ = writeln!(
         r,
-        "- Drift probe (QR 256x32x32 float32, the median of {} readings after a warm-up one), \
-         start to end: {drift}.",
-        PROBE_READINGS - 1
+        "- Drift probe (QR float32 32x32, a batch of 256 on the CPU, 4096 on the GPU; the \
+         median of {} readings after a warm-up one), start to end: CPU {}{}.",
+        PROBE_READINGS - 1,
+        pct(run.drift[0]),
+        match gpu {
+            Some(_) => format!(", GPU {}", pct(run.drift[1])),
+            None => String::new(),
+        }
     );
     let _ = writeln!(
         r,
@@ -730,72 +1085,88 @@ fn report(t: &Table, regrets: &[Regret], failed: &[String], run: &Run) -> String
     for f in failed.iter().take(20) {
         let _ = writeln!(r, "  - {f}");
     }
-    let wins = |kernel: &str| {
-        let mut by_shape: std::collections::BTreeMap<(String, usize, usize, usize), (f64, &str)> =
-            Default::default();
-        for p in &t.points {
-            let e = by_shape
-                .entry((format!("{:?}{}", p.variant, p.dtype), p.batch, p.m, p.n))
-                .or_insert((f64::INFINITY, ""));
-            if p.median_us < e.0 {
-                *e = (p.median_us, &p.kernel);
+    kernel_lines(&mut r, t);
+    if let Some(g) = gpu {
+        kernel_lines(&mut r, g);
+        if let Some(tr) = g.transfer {
+            let _ = writeln!(
+                r,
+                "\nCopies (latency + bytes / bandwidth, fitted on 4 KiB to 256 MiB; \
+                 copies.csv):\n\n| path | to the GPU | back |\n|---|---|---|"
+            );
+            let link =
+                |l: Link| format!("{:.1} us + {:.1} GB/s", l.latency_us, l.bytes_per_us / 1e3);
+            for (name, x) in [("staged", tr.staged), ("registered", tr.registered)] {
+                let _ = writeln!(
+                    r,
+                    "| {name} | {} | {} |",
+                    link(x.to_device),
+                    link(x.to_host)
+                );
             }
         }
-        by_shape.values().filter(|(_, k)| *k == kernel).count()
-    };
-    let _ = writeln!(r, "\n| kernel | version | shapes won |\n|---|---|---|");
-    for (k, v) in &t.versions {
-        let _ = writeln!(r, "| {k} | {v} | {} |", wins(k));
     }
+    let hosts: Vec<&Regret> = regrets.iter().filter(|x| x.data == Data::Host).collect();
     let _ = writeln!(
         r,
         "\n## Held out: {} random shapes off the grid\n\nRegret: the time of the kernel \
-         chosen over the fastest measured at that shape.\n",
-        regrets.len()
+         chosen over the fastest measured at that shape (on host data every kernel that \
+         can take it, a GPU's with the copies there and back; on the GPU's data its kernels).\n",
+        hosts.len()
     );
     if !regrets.is_empty() {
-        fn stat<R: std::borrow::Borrow<Regret>>(of: &[R], f: fn(&Regret) -> f64) -> String {
-            let g = geomean(of.iter().map(|x| f(x.borrow())));
-            let w = of.iter().map(|x| f(x.borrow())).fold(1.0, f64::max);
+        fn stat<R: std::borrow::Borrow<Regret>>(of: &[R], routing: &str) -> String {
+            let v: Vec<f64> = of.iter().filter_map(|x| x.borrow().of(routing)).collect();
+            let g = geomean(v.iter().copied());
+            let w = v.iter().copied().fold(1.0, f64::max);
             format!("{g:.3} | {w:.2}")
         }
-        let _ = writeln!(r, "| routing | geometric mean | worst |\n|---|---|---|");
-        let _ = writeln!(r, "| this table | {} |", stat(regrets, |x| x.table));
-        let _ = writeln!(r, "| the rules | {} |", stat(regrets, |x| x.rules));
+        let _ = writeln!(
+            r,
+            "| routing | shapes | geometric mean | worst |\n|---|---|---|---|"
+        );
+        for name in routings(regrets) {
+            let n = regrets.iter().filter(|x| x.of(name).is_some()).count();
+            let _ = writeln!(r, "| {name} | {n} | {} |", stat(regrets, name));
+        }
         let ops: Vec<Op> = [Op::Qr, Op::Eigh, Op::Svd]
             .into_iter()
-            .filter(|&op| regrets.iter().any(|x| x.op == op))
+            .filter(|&op| hosts.iter().any(|x| x.op == op))
             .collect();
         if ops.len() > 1 {
             let _ = writeln!(
                 r,
-                "\nBy operation (every variant):\n\n| operation | shapes | table: geometric \
-                 mean | worst | rules: geometric mean | worst |\n|---|---|---|---|---|---|"
+                "\nBy operation (host data, every variant):\n\n| operation | shapes | tables: \
+                 geometric mean | worst | rules: geometric mean | worst |\n|---|---|---|---|---|---|"
             );
             for op in ops {
-                let of: Vec<&Regret> = regrets.iter().filter(|x| x.op == op).collect();
+                let of: Vec<&Regret> = hosts.iter().copied().filter(|x| x.op == op).collect();
                 let _ = writeln!(
                     r,
                     "| {op} | {} | {} | {} |",
                     of.len(),
-                    stat(&of, |x| x.table),
-                    stat(&of, |x| x.rules)
+                    stat(&of, TABLES),
+                    stat(&of, RULES)
                 );
             }
         }
-        let ext = regrets.iter().filter(|x| x.extrapolated).count();
+        let ext = hosts.iter().filter(|x| x.extrapolated).count();
         let _ = writeln!(
             r,
-            "\n{ext} of them predicted by extrapolation. The worst for the table:\n"
+            "\n{ext} of the host-data shapes predicted by extrapolation. The worst for the \
+             tables:\n"
         );
         let mut worst: Vec<&Regret> = regrets.iter().collect();
-        worst.sort_by(|a, b| b.table.total_cmp(&a.table));
-        for w in worst.iter().take(5) {
-            let _ = writeln!(
-                r,
-                "- {}: table {:.2}, rules {:.2}",
-                w.shape, w.table, w.rules
-            );
+        let first = |x: &Regret| x.picks.first().map_or(1.0, |p| p.2);
+        worst.sort_by(|a, b| first(b).total_cmp(&first(a)));
+        for w in worst.iter().take(8) {
+            let picks: Vec<String> = w
+                .picks
+                .iter()
+                .map(|(name, k, x)| format!("{name} {x:.2} ({k})"))
+                .collect();
+            let data = if w.data == Data::Host { "host" } else { "GPU" };
+            let _ = writeln!(r, "- {} ({data} data): {}", w.shape, picks.join(", "));
         }
     }
     r
@@ -920,7 +1291,7 @@ mod tests {
         assert_eq!(csv.lines().count(), table.points.len() + 1);
         let held = std::fs::read_to_string(out.join("held-out.csv")).unwrap();
         assert!(
-            held.starts_with("shape,kernel,median_us,picked_by\n"),
+            held.starts_with("shape,data,kernel,median_us,picked_by\n"),
             "{held}"
         );
         let report = std::fs::read_to_string(out.join("report.md")).unwrap();
@@ -952,7 +1323,7 @@ mod tests {
             first.m,
             first.n,
         );
-        let plan = plan_with(&p, &Place::Host, &Options::default(), Some(&model)).unwrap();
+        let plan = plan_with(&p, &Place::Host, &Options::default(), Some(&model), None).unwrap();
         assert!(matches!(plan.source, Source::Table { .. }), "{plan}");
         // The held-out check alone, of the table just written: a report, no new table.
         let again = out.join("check");

@@ -223,7 +223,7 @@ pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
             (None, None) => table::loaded().model.as_ref(),
             _ => None,
         };
-        return plan_forced(problem, place, opts, forced, table);
+        return plan_forced(problem, place, opts, forced, table, GpuTable::Loaded);
     };
     let key = (*problem, ordinal, *opts, forced);
     if let Some((k, p)) = LAST_DEVICE_PLAN.with(|c| c.get()) {
@@ -231,34 +231,45 @@ pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
             return Ok(p);
         }
     }
-    let p = plan_forced(problem, place, opts, forced, None)?;
+    let p = plan_forced(problem, place, opts, forced, None, GpuTable::Loaded)?;
     LAST_DEVICE_PLAN.with(|c| c.set(Some((key, p))));
     Ok(p)
 }
 
-/// `plan` with the given cost table instead of this device's (None: the rules alone), as
-/// `batchlin tune` compares them.
+/// `plan` with the given cost tables instead of this machine's, as `batchlin tune`
+/// compares them: `table` this CPU's (None: the rules alone), `gpu` the first GPU's (None:
+/// host data stays on the CPU and device data goes by the rules).
 pub fn plan_with(
     problem: &Problem,
     place: &Place,
     opts: &Options,
     table: Option<&Model>,
+    gpu: Option<&Model>,
 ) -> Result<Plan> {
     let forced = match opts.backend {
         Backend::Auto => env_override()?,
         b => Some(b),
     };
-    plan_forced(problem, place, opts, forced, table)
+    plan_forced(problem, place, opts, forced, table, GpuTable::Given(gpu))
+}
+
+/// The GPU's cost table a plan uses: the one found for the device (`table::loaded_gpu`),
+/// or one given (`plan_with`).
+#[derive(Copy, Clone)]
+enum GpuTable<'a> {
+    Loaded,
+    Given(Option<&'a Model>),
 }
 
 /// `plan` with the forced backend (the option's, else the environment's) and the cost
-/// table given.
+/// tables given.
 fn plan_forced(
     problem: &Problem,
     place: &Place,
     opts: &Options,
     forced: Option<Backend>,
     table: Option<&Model>,
+    gpu: GpuTable,
 ) -> Result<Plan> {
     let backend = match (place, forced) {
         (Place::Cuda { .. }, None | Some(Backend::Cuda)) => Backend::Cuda,
@@ -279,7 +290,7 @@ fn plan_forced(
                 })?,
             None => {
                 if let Some(plan) =
-                    table.and_then(|t| from_tables(problem, t, opts, gpu_for_host_data()))
+                    table.and_then(|t| from_tables(problem, t, opts, gpu_for_host_data(gpu)))
                 {
                     return plan;
                 }
@@ -308,8 +319,12 @@ fn plan_forced(
         Place::Cuda { ordinal, .. } => *ordinal,
         Place::Host => 0,
     };
-    let dev = cuda::device(ordinal)?;
-    let (kernel, params, by_table) = cuda_choice(problem, dev.caps(), opts)?;
+    let caps = cuda::device(ordinal)?.caps();
+    let gpu_table = match gpu {
+        GpuTable::Loaded => table::loaded_gpu(caps).model.as_ref(),
+        GpuTable::Given(t) => t,
+    };
+    let (kernel, params, by_table) = cuda_choice(problem, caps, opts, gpu_table)?;
     let copies = matches!(place, Place::Host).then(|| host_copies(problem));
     Ok(Plan {
         problem: *problem,
@@ -332,14 +347,16 @@ pub(crate) fn cuda_kernel(
     caps: &cuda::DeviceCaps,
     opts: &Options,
 ) -> Result<(&'static Kernel, KernelParams)> {
-    cuda_choice(problem, caps, opts).map(|(k, p, _)| (k, p))
+    let table = table::loaded_gpu(caps).model.as_ref();
+    cuda_choice(problem, caps, opts, table).map(|(k, p, _)| (k, p))
 }
 
-/// `cuda_kernel`, and the table's source where the table chose.
+/// `cuda_kernel` by the GPU table given, and the table's source where the table chose.
 fn cuda_choice(
     problem: &Problem,
     caps: &cuda::DeviceCaps,
     opts: &Options,
+    table: Option<&Model>,
 ) -> Result<(&'static Kernel, KernelParams, Option<Source>)> {
     let prefer = match problem.op() {
         Op::Qr => cuda::qr::preference(problem, caps),
@@ -350,9 +367,7 @@ fn cuda_choice(
     let rules = pick(problem, Backend::Cuda, &target, opts, &prefer)?;
     let chosen = match opts.kernel {
         Some(_) => None,
-        None => table::loaded_gpu(caps)
-            .model
-            .as_ref()
+        None => table
             .and_then(|t| gpu_candidates(problem, caps, t, None))
             .and_then(|cands| {
                 let c = choose(&cands, Some(rules))?;
@@ -564,16 +579,20 @@ fn table_source(c: &Candidate) -> Source {
     }
 }
 
-/// The first GPU, its table and transfer model, for host data: only where some table for
-/// a GPU exists at all (`table::gpu_tables_exist`), so that a machine without one never
-/// opens the CUDA driver to plan a host call.
-fn gpu_for_host_data() -> Option<(&'static cuda::DeviceCaps, &'static Model, Transfers)> {
-    if !table::gpu_tables_exist() {
-        return None;
-    }
-    let caps = cuda::device(0).ok()?.caps();
-    let model = table::loaded_gpu(caps).model.as_ref()?;
-    Some((caps, model, model.transfer?))
+/// The first GPU, its table and transfer model, for host data. The loaded table only
+/// where some table for a GPU exists at all (`table::gpu_tables_exist`), so that a machine
+/// without one never opens the CUDA driver to plan a host call.
+fn gpu_for_host_data(
+    gpu: GpuTable<'_>,
+) -> Option<(&'static cuda::DeviceCaps, &'_ Model, Transfers)> {
+    let model = match gpu {
+        GpuTable::Loaded if !table::gpu_tables_exist() => return None,
+        GpuTable::Loaded => table::loaded_gpu(cuda::device(0).ok()?.caps())
+            .model
+            .as_ref()?,
+        GpuTable::Given(t) => t?,
+    };
+    Some((cuda::device(0).ok()?.caps(), model, model.transfer?))
 }
 
 /// Bytes in and out for host data on the GPU: the input, then every output and the info
@@ -710,7 +729,7 @@ mod tests {
 
     fn host(m: &Model, batch: usize, rows: usize, cols: usize) -> Plan {
         let p = Problem::new(Variant::QrReduced, DType::F32, batch, rows, cols);
-        plan_with(&p, &Place::Host, &Options::default(), Some(m)).unwrap()
+        plan_with(&p, &Place::Host, &Options::default(), Some(m), None).unwrap()
     }
 
     /// On a 2x2 grid of squares (batch 1 and 64, n 16 and 256) where faer is the faster at
@@ -750,7 +769,7 @@ mod tests {
         // The rules are unchanged without a table, and for what the table has no rows:
         // float64, eigh.
         let rules = |p: &Problem, t: Option<&Model>| {
-            plan_with(p, &Place::Host, &Options::default(), t).unwrap()
+            plan_with(p, &Place::Host, &Options::default(), t, None).unwrap()
         };
         let f32p = Problem::new(Variant::QrReduced, DType::F32, 8, 16, 16);
         let no_table = rules(&f32p, None);
@@ -777,7 +796,7 @@ mod tests {
             Options::with_backend(Backend::CpuSmall),
             Options::with_kernel(Backend::Auto, "small"),
         ] {
-            let p = plan_with(&p16, &Place::Host, &opts, Some(&m)).unwrap();
+            let p = plan_with(&p16, &Place::Host, &opts, Some(&m), None).unwrap();
             assert_eq!((p.backend, p.source), (Backend::CpuSmall, Source::Forced));
         }
     }

@@ -584,6 +584,33 @@ pub struct Link {
     pub bytes_per_us: f64,
 }
 
+impl Link {
+    /// Latency plus bytes over bandwidth fitted to measured copies (bytes, microseconds)
+    /// by least squares on the relative error, so that the small copies (the latency)
+    /// weigh as much as the large ones (the bandwidth). None without two sizes, or where
+    /// the time does not grow with the bytes.
+    pub fn fit(samples: &[(usize, f64)]) -> Option<Link> {
+        let (mut s, mut sx, mut sxx, mut st, mut sxt) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        for &(b, t) in samples.iter().filter(|(_, t)| *t > 0.0 && t.is_finite()) {
+            let (x, w) = (b as f64, 1.0 / (t * t));
+            s += w;
+            sx += w * x;
+            sxx += w * x * x;
+            st += w * t;
+            sxt += w * x * t;
+        }
+        let det = s * sxx - sx * sx;
+        if !(det > 0.0) {
+            return None;
+        }
+        let slope = (s * sxt - sx * st) / det;
+        (slope > 0.0).then(|| Link {
+            latency_us: ((st - slope * sx) / s).max(0.0),
+            bytes_per_us: 1.0 / slope,
+        })
+    }
+}
+
 /// A device's transfer model: each direction's link.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Transfer {
@@ -1120,6 +1147,34 @@ mod tests {
             .file_stem(),
             "cpu-2t-amd-epyc-7b13-64-core"
         );
+    }
+
+    /// The transfer fit recovers a link's latency and bandwidth from copies of 4 KiB to
+    /// 256 MiB, keeps the small copies' latency within a few percent when the large ones are
+    /// noisy, and refuses what is no link.
+    #[test]
+    fn a_link_is_fitted_to_the_copies_latency_and_bandwidth() {
+        let sizes: Vec<usize> = (0..9).map(|i| 4096usize << (2 * i)).collect();
+        let exact = |lat: f64, bw: f64| -> Vec<(usize, f64)> {
+            sizes.iter().map(|&b| (b, lat + b as f64 / bw)).collect()
+        };
+        let l = Link::fit(&exact(12.0, 25e3)).unwrap();
+        assert!((l.latency_us - 12.0).abs() < 1e-6, "{l:?}");
+        assert!((l.bytes_per_us / 25e3 - 1.0).abs() < 1e-9, "{l:?}");
+        // +-10% on alternate sizes: each part stays near, the latency set by the small ones.
+        let noisy: Vec<(usize, f64)> = exact(8.0, 50e3)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (b, t))| (b, t * if i % 2 == 0 { 1.1 } else { 0.9 }))
+            .collect();
+        let l = Link::fit(&noisy).unwrap();
+        assert!((6.0..10.0).contains(&l.latency_us), "{l:?}");
+        assert!((40e3..60e3).contains(&l.bytes_per_us), "{l:?}");
+        // A latency under zero is none; one size, or times that do not grow, no link.
+        assert_eq!(Link::fit(&exact(-3.0, 1e4)).unwrap().latency_us, 0.0);
+        assert!(Link::fit(&[(4096, 5.0)]).is_none());
+        assert!(Link::fit(&[(4096, 5.0), (1 << 20, 5.0), (1 << 24, 4.0)]).is_none());
+        assert!(Link::fit(&[]).is_none());
     }
 
     #[test]

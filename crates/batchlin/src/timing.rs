@@ -253,3 +253,16 @@ pub fn time_device<T: Real>(
         info: words.into_iter().map(Info).collect(),
     })
 }
+
+/// Wall-clock microseconds to copy `bytes` of host memory to CUDA device `ordinal` and
+/// back as a call on host data does, through the backend's pinned staging buffer or,
+/// `registered`, from page-locked memory: the medians of `reps` round trips, (to the
+/// device, back). What `batchlin tune` fits the transfer model to.
+pub fn time_copies(
+    ordinal: usize,
+    bytes: usize,
+    registered: bool,
+    reps: usize,
+) -> Result<(f64, f64)> {
+    cuda::time_copies(ordinal, bytes, registered, reps)
+}

@@ -539,6 +539,72 @@ fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) ->
     Ok(())
 }
 
+/// Wall-clock microseconds to copy `bytes` of host memory to device `ordinal` and back as
+/// a call on host data does (`run_host`): on a stream made for the call, through the
+/// pinned staging buffer (a copy into it before, out of it after) or, `registered`,
+/// straight from page-locked memory. The medians of `reps` round trips after a warm-up
+/// one: (to the device, back to the host).
+pub(crate) fn time_copies(
+    ordinal: usize,
+    bytes: usize,
+    registered: bool,
+    reps: usize,
+) -> Result<(f64, f64)> {
+    let dev = device(ordinal)?;
+    let _ctx = dev.dev.enter()?;
+    let bytes = bytes.max(1);
+    let mut host = vec![1u8; bytes];
+    let buf = DeviceBuffer::new(bytes)?;
+    let hp = host.as_mut_ptr();
+    if registered {
+        // SAFETY: `host` outlives the registration, undone below before it is dropped.
+        unsafe { driver::host_register(hp.cast(), bytes)? };
+    }
+    let mut staging = dev.staging.lock().unwrap_or_else(|p| p.into_inner());
+    let timed = (|| -> Result<(f64, f64)> {
+        let pin = match registered {
+            true => hp,
+            false => staging.ensure(bytes)?,
+        };
+        let (mut up, mut down) = (vec![], vec![]);
+        for it in 0..=reps.max(1) {
+            let t0 = std::time::Instant::now();
+            let stream = OwnedStream::new()?;
+            // SAFETY: `pin` (the staging buffer or the registered `host`) and `buf` each
+            // hold `bytes`; every copy is synchronised before the next step.
+            unsafe {
+                if !registered {
+                    std::ptr::copy_nonoverlapping(hp, pin, bytes);
+                }
+                driver::copy_to_device(buf.ptr, pin, bytes, stream.0)?;
+                stream.sync()?;
+                let t1 = std::time::Instant::now();
+                driver::copy_to_host(pin, buf.ptr, bytes, stream.0)?;
+                stream.sync()?;
+                if !registered {
+                    std::ptr::copy_nonoverlapping(pin, hp, bytes);
+                }
+                drop(stream);
+                if it > 0 {
+                    up.push((t1 - t0).as_secs_f64() * 1e6);
+                    down.push(t1.elapsed().as_secs_f64() * 1e6);
+                }
+            }
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        Ok((median(up), median(down)))
+    })();
+    drop(staging);
+    if registered {
+        // SAFETY: registered above; no copy is in flight (every one was synchronised).
+        unsafe { driver::host_unregister(hp.cast())? };
+    }
+    timed
+}
+
 /// Every kernel instantiation (instantiations.rs, the one list the build embeds).
 fn all_instantiations() -> Vec<(String, String)> {
     instantiations::all()
