@@ -278,11 +278,16 @@ impl FirstError {
 /// (64 eigh of 2 x 2, 4 SVDs of 8 x 8) on the pool.
 const DISPATCH_US: f64 = 7.5;
 
+/// m n min(m, n): a QR's or an SVD's work, up to a constant.
+fn work(m: usize, n: usize) -> usize {
+    m.saturating_mul(n).saturating_mul(m.min(n))
+}
+
 /// Whether `serial_head` may try a QR of m x n on the calling thread: trying costs one
 /// matrix's time before the pool starts on the rest, so only where that is about a
 /// microsecond (8 x 8 took 1.1 us on the 2-core machine).
 fn cheap_qr(m: usize, n: usize) -> bool {
-    m.saturating_mul(n).saturating_mul(m.min(n)) <= 512
+    work(m, n) <= 512
 }
 
 /// As `cheap_qr` for eigh of n x n (3 x 3 took 0.8 us, 8 x 8 3.9).
@@ -293,7 +298,7 @@ fn cheap_eigh(n: usize) -> bool {
 /// As `cheap_qr` for an SVD of m x n one matrix at a time (batches too small for pairs
 /// to fill the threads): 8 x 8 took 2.8 us, 49 x 4 about 3.
 fn cheap_svd(m: usize, n: usize) -> bool {
-    m.saturating_mul(n).saturating_mul(m.min(n)) <= 1024
+    work(m, n) <= 1024
 }
 
 /// Runs `run(0)`, `run(1)`, ... on the calling thread while that beats the pool, and
@@ -357,12 +362,11 @@ where
         }
         return Ok(());
     }
-    let head = match cheap {
-        true => {
-            let mut ws = Workspace::new(ws_len, req)?;
-            serial_head(batch, threads, |i| info[i] = f(&mut ws, i))
-        }
-        false => 0,
+    let head = if cheap {
+        let mut ws = Workspace::new(ws_len, req)?;
+        serial_head(batch, threads, |i| info[i] = f(&mut ws, i))
+    } else {
+        0
     };
     if head == batch {
         return Ok(());
