@@ -167,7 +167,7 @@ fn first_gpu() -> Option<&'static DeviceCaps> {
     }
 }
 
-/// The kernels of `backend`'s kind (the CPU's, or CUDA's on `gpu`) that take `p`.
+/// The kernels that take `p`: the CPU's (`gpu` None), or the CUDA ones on `gpu`.
 fn kernels_for(p: &Problem, gpu: Option<&DeviceCaps>) -> Vec<&'static Kernel> {
     KERNELS
         .iter()
@@ -522,14 +522,20 @@ fn regret<T: Real>(
             (GPU_RULES, None, None, on_gpu),
         ],
     };
+    // A routing with no plan here (always the GPU where no CUDA kernel takes the shape),
+    // or whose pick failed its check, is left out at this shape.
     let mut picks = vec![];
     let mut first = None;
     for (name, t, gt, place) in routes {
-        let plan = plan_with(&p, &place, &Options::default(), t, gt).ok()?;
+        let Ok(plan) = plan_with(&p, &place, &Options::default(), t, gt) else {
+            continue;
+        };
         let key = kernel_key(plan.kernel);
-        let us = pts.iter().find(|q| q.kernel == key)?.median_us;
-        first.get_or_insert((plan.source, us));
-        picks.push((name, key, us / best));
+        let Some(q) = pts.iter().find(|q| q.kernel == key) else {
+            continue;
+        };
+        first.get_or_insert((plan.source, q.median_us));
+        picks.push((name, key, q.median_us / best));
     }
     let (source, measured_us) = first?;
     let predicted = match source {
@@ -658,8 +664,8 @@ fn held_out_regrets(
     }
 }
 
-/// The versions of the kernels of `ops` a table of `backend`'s kind holds (the CPU's, or
-/// CUDA's).
+/// The versions of the kernels of `ops` a table holds: the CPU's, or with `cuda` the
+/// CUDA ones.
 fn versions(ops: &[Op], cuda: bool) -> Vec<(String, u32)> {
     let mut v: Vec<(String, u32)> = KERNELS
         .iter()
