@@ -1273,6 +1273,115 @@ mod tests {
         assert!(!contested(&s, &other));
     }
 
+    /// The report of a tune with a GPU (its branch needs a device to run; its report does
+    /// not): both tables' kernels, the fitted copies, every routing's regret on each kind
+    /// of data, and the worst shapes with every routing's pick.
+    #[test]
+    fn a_report_with_a_gpu_shows_both_tables_the_copies_and_every_routing() {
+        let pt = |kernel: &str, us: f64| Point {
+            kernel: kernel.into(),
+            variant: Variant::QrReduced,
+            dtype: DType::F32,
+            batch: 4096,
+            m: 32,
+            n: 32,
+            median_us: us,
+            p25_us: us,
+            p75_us: us,
+        };
+        let cpu = Table {
+            device: DeviceKey::this_cpu(),
+            made: "t".into(),
+            drift: Some(0.01),
+            versions: vec![("qr/cpu-small/small".into(), 2)],
+            points: vec![pt("qr/cpu-small/small", 7000.0)],
+            transfer: None,
+        };
+        let link = |latency_us, gb_s: f64| Link {
+            latency_us,
+            bytes_per_us: gb_s * 1e3,
+        };
+        let gpu = Table {
+            device: DeviceKey::Cuda {
+                name: "a GPU".into(),
+                sm_count: 8,
+                cc: (8, 0),
+                driver_major: 13,
+            },
+            versions: vec![("qr/cuda/tile".into(), 1), ("qr/cuda/warp".into(), 1)],
+            points: vec![pt("qr/cuda/tile", 56.0), pt("qr/cuda/warp", 90.0)],
+            transfer: Some(Transfers {
+                staged: Transfer {
+                    to_device: link(11.0, 12.0),
+                    to_host: link(9.0, 11.0),
+                },
+                registered: Transfer {
+                    to_device: link(6.0, 25.0),
+                    to_host: link(6.0, 26.0),
+                },
+            }),
+            ..cpu.clone()
+        };
+        let regret = |data, picks: Vec<(&'static str, &str, f64)>| Regret {
+            op: Op::Qr,
+            data,
+            shape: "qr float32 3000x30x30".into(),
+            times: vec![("qr/cuda/tile".into(), 1400.0)],
+            picks: picks
+                .into_iter()
+                .map(|(r, k, x)| (r, k.to_string(), x))
+                .collect(),
+            extrapolated: false,
+            predicted_us: 1300.0,
+            measured_us: 1400.0,
+        };
+        let regrets = [
+            regret(
+                Data::Host,
+                vec![
+                    (TABLES, "qr/cuda/tile", 1.0),
+                    (RULES, "qr/cpu-small/small", 4.0),
+                    (CPU_ALONE, "qr/cpu-small/small", 4.0),
+                    (GPU_ALONE, "qr/cuda/tile", 1.0),
+                ],
+            ),
+            regret(
+                Data::Gpu,
+                vec![
+                    (GPU_TABLE, "qr/cuda/warp", 1.5),
+                    (GPU_RULES, "qr/cuda/tile", 1.0),
+                ],
+            ),
+        ];
+        let run = Run {
+            command: "batchlin tune",
+            grid: "Grid: 1 of 1 shapes measured",
+            drift: [Some(0.02), Some(0.03)],
+            took: Duration::from_secs(60),
+        };
+        let r = report(&cpu, Some(&gpu), &regrets, &[], &run);
+        for want in [
+            "CPU 2.0%, GPU 3.0%",
+            "| qr/cuda/tile | 1 | 1 |",
+            "| qr/cuda/warp | 1 | 0 |",
+            "| staged | 11.0 us + 12.0 GB/s | 9.0 us + 11.0 GB/s |",
+            "| registered | 6.0 us + 25.0 GB/s | 6.0 us + 26.0 GB/s |",
+            "Held out: 1 random shapes",
+            "| the rules | 1 | 4.000 | 4.00 |",
+            "| always the GPU (its table, copies) | 1 | 1.000 | 1.00 |",
+            "| the GPU's table (GPU data) | 1 | 1.500 | 1.50 |",
+            "(GPU data): the GPU's table (GPU data) 1.50 (qr/cuda/warp)",
+        ] {
+            assert!(r.contains(want), "{want:?} not in\n{r}");
+        }
+        assert_eq!(
+            routings(&regrets),
+            [TABLES, RULES, CPU_ALONE, GPU_ALONE, GPU_TABLE, GPU_RULES]
+        );
+        assert_eq!(regrets[1].of(GPU_RULES), Some(1.0));
+        assert_eq!(regrets[1].of(TABLES), None);
+    }
+
     /// A few seconds of tuning: the table written reads back, covers both CPU QR kernels,
     /// and the planner routes a measured shape by it.
     #[test]
