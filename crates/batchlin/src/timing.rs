@@ -264,5 +264,6 @@ pub fn time_copies(
     registered: bool,
     reps: usize,
 ) -> Result<(f64, f64)> {
-    cuda::time_copies(ordinal, bytes, registered, reps)
+    let (up, down) = cuda::time_copies(ordinal, bytes, registered, reps)?;
+    Ok((spread(up)[0], spread(down)[0]))
 }

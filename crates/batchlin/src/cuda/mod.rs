@@ -542,14 +542,14 @@ fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) ->
 /// Wall-clock microseconds to copy `bytes` of host memory to device `ordinal` and back as
 /// a call on host data does (`run_host`): on a stream made for the call, through the
 /// pinned staging buffer (a copy into it before, out of it after) or, `registered`,
-/// straight from page-locked memory. The medians of `reps` round trips after a warm-up
-/// one: (to the device, back to the host).
+/// straight from page-locked memory. Each of `reps` round trips after a warm-up one:
+/// (to the device, back to the host).
 pub(crate) fn time_copies(
     ordinal: usize,
     bytes: usize,
     registered: bool,
     reps: usize,
-) -> Result<(f64, f64)> {
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let dev = device(ordinal)?;
     let _ctx = dev.dev.enter()?;
     let bytes = bytes.max(1);
@@ -561,7 +561,7 @@ pub(crate) fn time_copies(
         unsafe { driver::host_register(hp.cast(), bytes)? };
     }
     let mut staging = dev.staging.lock().unwrap_or_else(|p| p.into_inner());
-    let timed = (|| -> Result<(f64, f64)> {
+    let timed = (|| -> Result<(Vec<f64>, Vec<f64>)> {
         let pin = match registered {
             true => hp,
             false => staging.ensure(bytes)?,
@@ -591,11 +591,7 @@ pub(crate) fn time_copies(
                 }
             }
         }
-        let median = |mut v: Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        Ok((median(up), median(down)))
+        Ok((up, down))
     })();
     drop(staging);
     if registered {
