@@ -179,6 +179,20 @@ fn kernels_for(p: &Problem, gpu: Option<&DeviceCaps>) -> Vec<&'static Kernel> {
         .collect()
 }
 
+/// `reps` timed calls of `p` under `opts` over `refs`, the data where `data` says.
+fn time_on<T: Real>(
+    p: &Problem,
+    opts: &Options,
+    data: Data,
+    refs: &[&[T]],
+    reps: usize,
+) -> batchlin::Result<timing::Timing<T>> {
+    match data {
+        Data::Host => timing::time_host(p, opts, refs, reps),
+        Data::Gpu => timing::time_device(p, 0, opts, refs, reps),
+    }
+}
+
 /// `reps` timed calls of kernel `k` on `p` over `refs`, the data where `data` says.
 fn time<T: Real>(
     k: &'static Kernel,
@@ -187,11 +201,13 @@ fn time<T: Real>(
     refs: &[&[T]],
     reps: usize,
 ) -> batchlin::Result<timing::Timing<T>> {
-    let opts = Options::with_kernel(k.backend, k.name);
-    match data {
-        Data::Host => timing::time_host(p, &opts, refs, reps),
-        Data::Gpu => timing::time_device(p, 0, &opts, refs, reps),
-    }
+    time_on(
+        p,
+        &Options::with_kernel(k.backend, k.name),
+        data,
+        refs,
+        reps,
+    )
 }
 
 /// One kernel's first call at one shape, checked: its microseconds, or why it was left
@@ -360,13 +376,7 @@ fn drift_probe(data: Data) -> f64 {
         Data::Gpu => Options::default(),
     };
     let readings: Vec<f64> = (0..PROBE_READINGS)
-        .map(|_| {
-            let t = match data {
-                Data::Host => timing::time_host(&p, &opts, &refs, 15),
-                Data::Gpu => timing::time_device(&p, 0, &opts, &refs, 15),
-            };
-            t.map_or(f64::NAN, |t| t.ms)
-        })
+        .map(|_| time_on(&p, &opts, data, &refs, 15).map_or(f64::NAN, |t| t.ms))
         .collect();
     settled(&readings)
 }
