@@ -9,7 +9,7 @@
 
 use crate::{check, make_inputs, plots, Shape};
 use batchlin::cuda::DeviceCaps;
-use batchlin::plan::{plan_with, Source};
+use batchlin::plan::{plan_with, Plan, Source};
 use batchlin::registry::{Kernel, Target, KERNELS};
 use batchlin::table::{kernel_key, DeviceKey, Link, Model, Point, Table, Transfer, Transfers};
 use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Variant};
@@ -179,35 +179,49 @@ fn kernels_for(p: &Problem, gpu: Option<&DeviceCaps>) -> Vec<&'static Kernel> {
         .collect()
 }
 
-/// `reps` timed calls of `p` under `opts` over `refs`, the data where `data` says.
-fn time_on<T: Real>(
-    p: &Problem,
-    opts: &Options,
-    data: Data,
-    refs: &[&[T]],
-    reps: usize,
-) -> batchlin::Result<timing::Timing<T>> {
-    match data {
-        Data::Host => timing::time_host(p, opts, refs, reps),
-        Data::Gpu => timing::time_device(p, 0, opts, refs, reps),
+/// A timed call's inputs: in host memory, or uploaded to the first GPU once for every
+/// kernel and round at a shape.
+enum On<'a, T> {
+    Host(&'a [&'a [T]]),
+    Gpu(&'a timing::DeviceInputs),
+}
+
+impl<'a, T: Real> On<'a, T> {
+    /// The inputs `refs` where `data` says (uploaded into `dev`, kept by the caller).
+    fn new(
+        p: &Problem,
+        data: Data,
+        refs: &'a [&'a [T]],
+        dev: &'a mut Option<timing::DeviceInputs>,
+    ) -> batchlin::Result<Self> {
+        Ok(match data {
+            Data::Host => On::Host(refs),
+            Data::Gpu => On::Gpu(dev.insert(timing::DeviceInputs::upload(p, 0, refs)?)),
+        })
     }
 }
 
-/// `reps` timed calls of kernel `k` on `p` over `refs`, the data where `data` says.
+/// `reps` timed calls of `p` under `opts` on the inputs `on`.
+fn time_on<T: Real>(
+    p: &Problem,
+    opts: &Options,
+    on: &On<T>,
+    reps: usize,
+) -> batchlin::Result<timing::Timing<T>> {
+    match on {
+        On::Host(refs) => timing::time_host(p, opts, refs, reps),
+        On::Gpu(dev) => timing::time_device_on(p, dev, opts, reps),
+    }
+}
+
+/// `reps` timed calls of kernel `k` on `p` on the inputs `on`.
 fn time<T: Real>(
     k: &'static Kernel,
     p: &Problem,
-    data: Data,
-    refs: &[&[T]],
+    on: &On<T>,
     reps: usize,
 ) -> batchlin::Result<timing::Timing<T>> {
-    time_on(
-        p,
-        &Options::with_kernel(k.backend, k.name),
-        data,
-        refs,
-        reps,
-    )
+    time_on(p, &Options::with_kernel(k.backend, k.name), on, reps)
 }
 
 /// One kernel's first call at one shape, checked: its microseconds, or why it was left
@@ -215,11 +229,10 @@ fn time<T: Real>(
 fn pilot<T: Real>(
     k: &'static Kernel,
     p: &Problem,
-    data: Data,
+    on: &On<T>,
     inputs: &[batchlin::Tensor<T>],
-    refs: &[&[T]],
 ) -> Result<f64, String> {
-    let t = time(k, p, data, refs, 1).map_err(|e| e.to_string())?;
+    let t = time(k, p, on, 1).map_err(|e| e.to_string())?;
     let err = check::max_error(p.variant, &inputs[t.last_input], &t.outputs, 2);
     let bound = check::bound::<T>(p.op(), p.m.max(p.n));
     if !(err <= bound) || t.info.iter().any(|i| i.nonfinite() || i.not_converged()) {
@@ -243,6 +256,48 @@ fn sampling(us: f64) -> (usize, usize) {
         1
     };
     (reps, rounds)
+}
+
+/// Timed calls a GPU kernel gets at a shape: about 5 ms of calls, at least 3 and at most
+/// 200, in one round. CUDA events time each call to the microsecond on an otherwise idle
+/// device, so fewer samples hold the median than the CPU's wall clock needs, and the
+/// GPU's half of the grid must fit beside the CPU's in the issue's 20 minutes.
+fn gpu_reps(us: f64) -> usize {
+    ((5e3 / us.max(0.01)) as usize).clamp(3, 200)
+}
+
+/// A GPU call longer than this is of no use to any routing: the grid's caps hold each
+/// shape's work to what the CPU does in about a second.
+const GPU_CALL_CAP_US: f64 = 1e6;
+/// How many times the fastest a kernel must be to count as hopeless (`hopeless`).
+const HOPELESS: f64 = 10.0;
+
+/// Whether GPU kernel `k` need not be timed on `p`: at the largest smaller batch of the
+/// same variant, type and m x n it took over `HOPELESS` times the fastest kernel there,
+/// and its time scaled linearly to `p`'s batch is past `GPU_CALL_CAP_US`. A kernel
+/// that calls cuSOLVER a matrix at a time (linear in the batch) would otherwise take
+/// minutes at 65536 small matrices, and one that runs a block a matrix seconds at a
+/// large one; the table prices them from the smaller batch (linear in it).
+fn hopeless(k: &Kernel, p: &Problem, points: &[Point]) -> bool {
+    let key = kernel_key(k);
+    let same =
+        |q: &&Point| q.variant == p.variant && q.dtype == p.dtype && q.m == p.m && q.n == p.n;
+    let Some(at) = points
+        .iter()
+        .filter(same)
+        .filter(|q| q.kernel == key && q.batch < p.batch)
+        .max_by_key(|q| q.batch)
+    else {
+        return false;
+    };
+    let best = points
+        .iter()
+        .filter(same)
+        .filter(|q| q.batch == at.batch)
+        .map(|q| q.median_us)
+        .fold(f64::INFINITY, f64::min);
+    at.median_us > HOPELESS * best
+        && at.median_us * (p.batch as f64 / at.batch as f64) > GPU_CALL_CAP_US
 }
 
 /// The median of the values.
@@ -275,10 +330,18 @@ fn shape_points<T: Real>(
 ) -> (Vec<Point>, Vec<String>) {
     let p = Problem::new(variant, T::DTYPE, s.batch, s.m, s.n);
     let refs: Vec<&[T]> = inputs.iter().map(|t| t.data.as_slice()).collect();
+    let mut dev = None;
+    let on = match On::new(&p, data, &refs, &mut dev) {
+        Ok(on) => on,
+        Err(e) => {
+            let why = |k: &&Kernel| format!("{} at {p}: the upload failed: {e}", kernel_key(k));
+            return (vec![], kernels.iter().map(why).collect());
+        }
+    };
     let mut bad = vec![];
     let mut ok: Vec<(&'static Kernel, f64)> = vec![];
     for &k in kernels {
-        match pilot(k, &p, data, inputs, &refs) {
+        match pilot(k, &p, &on, inputs) {
             Ok(us) => ok.push((k, us)),
             Err(e) => bad.push(format!("{} at {p}: {e}", kernel_key(k))),
         }
@@ -295,9 +358,9 @@ fn shape_points<T: Real>(
     let contenders: Vec<usize> = (0..ok.len()).filter(|&i| rounds[i][0].is_empty()).collect();
     let plan: Vec<(usize, usize)> = ok
         .iter()
-        .map(|(_, us)| match sampling(*us) {
-            (reps, _) if data == Data::Gpu => (reps, 1),
-            s => s,
+        .map(|(_, us)| match data {
+            Data::Gpu => (gpu_reps(*us), 1),
+            Data::Host => sampling(*us),
         })
         .collect();
     let most = contenders.iter().map(|&i| plan[i].1).max().unwrap_or(0);
@@ -308,7 +371,7 @@ fn shape_points<T: Real>(
                 continue;
             }
             let k = ok[i].0;
-            match time(k, &p, data, &refs, reps.div_ceil(n_rounds)) {
+            match time(k, &p, &on, reps.div_ceil(n_rounds)) {
                 Ok(t) => {
                     for (r, x) in rounds[i].iter_mut().zip([t.ms, t.p25_ms, t.p75_ms]) {
                         r.push(x * 1e3);
@@ -318,6 +381,8 @@ fn shape_points<T: Real>(
             }
         }
     }
+    // A table holds positive times: a GPU call timed at 0 counts a nanosecond.
+    let us = |v: Vec<f64>| median(v).max(1e-3);
     let pts = ok
         .iter()
         .zip(rounds)
@@ -329,9 +394,9 @@ fn shape_points<T: Real>(
             batch: s.batch,
             m: s.m,
             n: s.n,
-            median_us: median(med),
-            p25_us: median(p25),
-            p75_us: median(p75),
+            median_us: us(med),
+            p25_us: us(p25),
+            p75_us: us(p75),
         })
         .collect();
     (pts, bad)
@@ -355,7 +420,9 @@ fn settled(readings: &[f64]) -> f64 {
 /// The fixed shape timed before and after the grid: how far the machine drifted. Each
 /// reading is the median of 15 calls (about 25 ms on 2 cores); `settled` takes the
 /// end's time from `PROBE_READINGS` of them. On the GPU (`Data::Gpu`) the same shape, 16
-/// times the batch, with the data there.
+/// times the batch, with the data there, after half a second of calls: an idle GPU's
+/// clocks are low (345 against 1980 MHz on the H200), and the probe at the start must
+/// not read a cold GPU against the end's warm one.
 fn drift_probe(data: Data) -> f64 {
     let s = Shape {
         op: Op::Qr,
@@ -375,8 +442,20 @@ fn drift_probe(data: Data) -> f64 {
         },
         Data::Gpu => Options::default(),
     };
+    let mut dev = None;
+    let Ok(on) = On::new(&p, data, &refs, &mut dev) else {
+        return f64::NAN;
+    };
+    if data == Data::Gpu {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_millis(500) {
+            if time_on(&p, &opts, &on, 15).is_err() {
+                return f64::NAN;
+            }
+        }
+    }
     let readings: Vec<f64> = (0..PROBE_READINGS)
-        .map(|_| time_on(&p, &opts, data, &refs, 15).map_or(f64::NAN, |t| t.ms))
+        .map(|_| time_on(&p, &opts, &on, 15).map_or(f64::NAN, |t| t.ms))
         .collect();
     settled(&readings)
 }
@@ -395,10 +474,13 @@ const COPY_SIZES: [usize; 9] = [
 ];
 
 /// The first GPU's transfer model: copies of `COPY_SIZES` each way, staged and from
-/// registered memory, each direction fitted (`Link::fit`); and the timings as CSV lines
-/// (path, bytes, microseconds to the device, back).
-fn measure_transfers() -> Result<(Transfers, String), String> {
-    let mut csv = String::from("path,bytes,to_device_us,to_host_us\n");
+/// registered memory, each direction fitted (`Link::fit`); the timings as CSV lines
+/// (path, bytes, microseconds to the device and back, each beside the fit's, so that a
+/// fit the small sizes bend shows at the large ones); and why registered memory could
+/// not be measured, where it could not (then it is priced as staged: never slower).
+fn measure_transfers() -> Result<(Transfers, String, Option<String>), String> {
+    let mut csv =
+        String::from("path,bytes,to_device_us,to_host_us,fit_to_device_us,fit_to_host_us\n");
     let mut fit = |registered: bool| -> Result<Transfer, String> {
         let (mut up, mut down) = (vec![], vec![]);
         for b in COPY_SIZES {
@@ -410,22 +492,29 @@ fn measure_transfers() -> Result<(Transfers, String), String> {
                 3
             };
             let (u, d) = timing::time_copies(0, b, registered, reps).map_err(|e| e.to_string())?;
-            let path = if registered { "registered" } else { "staged" };
-            let _ = writeln!(csv, "{path},{b},{u},{d}");
             up.push((b, u));
             down.push((b, d));
         }
         let link = |v: &[(usize, f64)]| {
             Link::fit(v).ok_or_else(|| format!("the copies' times do not grow with size: {v:?}"))
         };
-        Ok(Transfer {
+        let t = Transfer {
             to_device: link(&up)?,
             to_host: link(&down)?,
-        })
+        };
+        let path = if registered { "registered" } else { "staged" };
+        for ((b, u), (_, d)) in up.iter().zip(&down) {
+            let (fu, fd) = (t.to_device.us(*b), t.to_host.us(*b));
+            let _ = writeln!(csv, "{path},{b},{u},{d},{fu:.1},{fd:.1}");
+        }
+        Ok(t)
     };
     let staged = fit(false)?;
-    let registered = fit(true)?;
-    Ok((Transfers { staged, registered }, csv))
+    let (registered, why) = match fit(true) {
+        Ok(r) => (r, None),
+        Err(e) => (staged, Some(e)),
+    };
+    Ok((Transfers { staged, registered }, csv, why))
 }
 
 /// A held-out shape and variant: k, batch and aspect drawn log-uniformly off the grid,
@@ -502,13 +591,6 @@ fn regret<T: Real>(
     inputs: &[batchlin::Tensor<T>],
 ) -> Option<Regret> {
     let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
-    let mut kernels = match data {
-        Data::Host => kernels_for(&p, None),
-        Data::Gpu => vec![],
-    };
-    kernels.extend(gpu.map_or(vec![], |(caps, _)| kernels_for(&p, Some(caps))));
-    let (pts, _) = shape_points(s, v, &kernels, data, inputs);
-    let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
     let g = gpu.map(|(_, m)| m);
     let on_gpu = Place::Cuda {
         ordinal: 0,
@@ -532,20 +614,44 @@ fn regret<T: Real>(
             (GPU_RULES, None, None, on_gpu),
         ],
     };
-    // A routing with no plan here (always the GPU where no CUDA kernel takes the shape),
-    // or whose pick failed its check, is left out at this shape.
+    // Each routing's plan (none where it cannot plan the shape: always the GPU where no
+    // CUDA kernel takes it; that routing is left out here).
+    let plans: Vec<(&'static str, Plan)> = routes
+        .into_iter()
+        .filter_map(|(name, t, gt, place)| {
+            plan_with(&p, &place, &Options::default(), t, gt)
+                .ok()
+                .map(|plan| (name, plan))
+        })
+        .collect();
+    let mut kernels = match data {
+        Data::Host => kernels_for(&p, None),
+        Data::Gpu => vec![],
+    };
+    if let Some((caps, model)) = gpu {
+        // The GPU's kernels but those its table prices hopeless here (as `hopeless` on
+        // the grid) that no routing picks; one it has no rows for is timed.
+        let ks = kernels_for(&p, Some(caps));
+        let pred = |k: &'static Kernel| model.predict(k, &p).map_or(f64::NAN, |x| x.us);
+        let best = ks.iter().map(|k| pred(k)).fold(f64::INFINITY, f64::min);
+        kernels.extend(ks.into_iter().filter(|k| {
+            let us = pred(k);
+            plans.iter().any(|(_, plan)| std::ptr::eq(plan.kernel, *k))
+                || !(us > HOPELESS * best && us > GPU_CALL_CAP_US)
+        }));
+    }
+    let (pts, _) = shape_points(s, v, &kernels, data, inputs);
+    let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
+    // A routing whose pick failed its check is left out at this shape.
     let mut picks = vec![];
     let mut first = None;
-    for (name, t, gt, place) in routes {
-        let Ok(plan) = plan_with(&p, &place, &Options::default(), t, gt) else {
-            continue;
-        };
+    for (name, plan) in &plans {
         let key = kernel_key(plan.kernel);
         let Some(q) = pts.iter().find(|q| q.kernel == key) else {
             continue;
         };
         first.get_or_insert((plan.source, q.median_us));
-        picks.push((name, key, q.median_us / best));
+        picks.push((*name, key, q.median_us / best));
     }
     let (source, measured_us) = first?;
     let predicted = match source {
@@ -610,36 +716,46 @@ fn geomean(x: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-/// One grid shape's points in `dtype`: the CPU's kernels on host data, and where `gpu`
-/// is given its kernels with the data there; and the kernels that failed their check.
+/// One grid shape's points in `dtype`, each with the kernels that failed there: the
+/// CPU's kernels on host data, and where `gpu` is given its kernels with the data there
+/// (but those `hopeless` by the GPU's points so far, `gpu_points`).
 fn grid_points(
     s: &Shape,
     v: Variant,
     dtype: DType,
     gpu: Option<&DeviceCaps>,
+    gpu_points: &[Point],
     rng: &mut StdRng,
-) -> ([Vec<Point>; 2], Vec<String>) {
+) -> [(Vec<Point>, Vec<String>); 2] {
     fn go<T: Real>(
         s: &Shape,
         v: Variant,
         gpu: Option<&DeviceCaps>,
+        gpu_points: &[Point],
         rng: &mut StdRng,
-    ) -> ([Vec<Point>; 2], Vec<String>) {
+    ) -> [(Vec<Point>, Vec<String>); 2] {
         let inputs = inputs_for::<T>(s, rng);
         let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
-        let (cpu, mut bad) = shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs);
-        let on_gpu =
-            gpu.map(|caps| shape_points(s, v, &kernels_for(&p, Some(caps)), Data::Gpu, &inputs));
-        let gpu_pts = on_gpu.map_or(vec![], |(pts, b)| {
-            bad.extend(b);
-            pts
+        let cpu = shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs);
+        let on_gpu = gpu.map_or((vec![], vec![]), |caps| {
+            let mut ks = kernels_for(&p, Some(caps));
+            ks.retain(|k| !hopeless(k, &p, gpu_points));
+            shape_points(s, v, &ks, Data::Gpu, &inputs)
         });
-        ([cpu, gpu_pts], bad)
+        [cpu, on_gpu]
     }
     match dtype {
-        DType::F64 => go::<f64>(s, v, gpu, rng),
-        _ => go::<f32>(s, v, gpu, rng),
+        DType::F64 => go::<f64>(s, v, gpu, gpu_points, rng),
+        _ => go::<f32>(s, v, gpu, gpu_points, rng),
     }
+}
+
+/// Whether the first GPU still computes, asked after one of its timings failed: an
+/// illegal address leaves its context unusable for every later call.
+fn gpu_alive() -> bool {
+    let p = Problem::new(Variant::QrReduced, DType::F32, 4, 8, 8);
+    let x: Vec<f32> = (0..256).map(|i| (i % 7) as f32 - 3.0).collect();
+    timing::time_device(&p, 0, &Options::default(), &[&x], 1).is_ok()
 }
 
 /// A held-out shape's regrets: with the data on the host and, where there is a GPU with a
@@ -744,8 +860,13 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     // The GPU's copies first (seconds): its table's transfer model.
     let transfer = match (gpu, is_check) {
         (Some(_), false) => match measure_transfers() {
-            Ok((t, csv)) => {
+            Ok((t, csv, why)) => {
                 std::fs::write(out.join("copies.csv"), csv).map_err(|e| e.to_string())?;
+                if let Some(e) = why {
+                    failed.push(format!(
+                        "copies from registered memory (priced as staged ones): {e}"
+                    ));
+                }
                 Some(t)
             }
             Err(e) => {
@@ -760,15 +881,22 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let shapes = grid(&ops);
     let (mut cpu_points, mut gpu_points) = (vec![], vec![]);
     let mut done = 0;
-    // A progress line on a terminal; a log gets the report alone.
+    // A progress line on a terminal, rewritten in place; in a log a line every 30 s.
     let tty = std::io::stderr().is_terminal();
-    let progress = |done: usize, total: usize, t: Duration| {
+    let mut logged = Duration::ZERO;
+    let mut progress = |what: String, t: Duration| {
+        let left = a.budget.saturating_sub(t).as_secs();
+        let line = format!("[tune] {what}, {left} s of the budget left");
         if tty {
-            let left = a.budget.saturating_sub(t).as_secs();
-            eprint!("\r[tune] {done}/{total} grid shapes, {left} s of the budget left   ");
+            eprint!("\r{line}   ");
             let _ = std::io::stderr().flush();
+        } else if t >= logged + Duration::from_secs(30) {
+            eprintln!("{line}");
+            logged = t;
         }
     };
+    // The GPU whose kernels are timed: none from the moment it stops computing.
+    let mut gpu_timed = gpu;
     // Levels 0 and 1, then level 2 with the shapes near a crossover first (`contested`,
     // by the CPU's points).
     let split = shapes
@@ -795,14 +923,26 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                 if t0.elapsed() >= grid_end {
                     break 'grid;
                 }
-                let ([c, g], bad) = grid_points(&s, v, dtype, gpu, &mut rng);
+                let [(c, bad_c), (g, bad_g)] =
+                    grid_points(&s, v, dtype, gpu_timed, &gpu_points, &mut rng);
                 cpu_points.extend(c);
                 gpu_points.extend(g);
-                failed.extend(bad);
+                failed.extend(bad_c);
+                if !bad_g.is_empty() && !gpu_alive() {
+                    failed.insert(
+                        0,
+                        format!(
+                            "the GPU stopped computing after {}: its timings end there",
+                            bad_g[0]
+                        ),
+                    );
+                    gpu_timed = None;
+                }
+                failed.extend(bad_g);
             }
         }
         done += 1;
-        progress(done, shapes.len(), t0.elapsed());
+        progress(format!("{done}/{} grid shapes", shapes.len()), t0.elapsed());
     }
     let probe1 = [
         drift_probe(Data::Host),
@@ -867,7 +1007,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let gpu_model = gpu_table
         .as_ref()
         .map(|(t, f)| Model::new(t, &f.display().to_string()));
-    let gpu_pair = match (gpu, &gpu_model) {
+    let gpu_pair = match (gpu_timed, &gpu_model) {
         (Some(caps), Some(m)) => Some((caps, m)),
         (Some(caps), None) => batchlin::table::loaded_gpu(caps)
             .model
@@ -885,7 +1025,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             DType::F64
         };
         regrets.extend(held_out_regrets(&s, v, dtype, &model, gpu_pair, &mut rng));
-        progress(done, shapes.len(), t0.elapsed());
+        progress(format!("{} shapes held out", held(&regrets)), t0.elapsed());
     }
     if tty {
         eprintln!();
@@ -1108,7 +1248,7 @@ fn report(
             let _ = writeln!(
                 r,
                 "\nCopies (latency + bytes / bandwidth, fitted on 4 KiB to 256 MiB; \
-                 copies.csv):\n\n| path | to the GPU | back |\n|---|---|---|"
+                 copies.csv has each size's time beside the fit's):\n\n| path | to the GPU | back |\n|---|---|---|"
             );
             let link =
                 |l: Link| format!("{:.1} us + {:.1} GB/s", l.latency_us, l.bytes_per_us / 1e3);
@@ -1236,6 +1376,53 @@ mod tests {
         assert!(g.iter().any(|(_, s)| s.n == 32 * s.m), "wide 1:32");
         assert!(g.iter().any(|(_, s)| s.batch == 1 << 16));
         assert_eq!(half_octaves(16), vec![2, 3, 4, 6, 8, 11, 16]);
+    }
+
+    #[test]
+    fn a_gpu_kernel_far_behind_and_past_the_cap_at_a_smaller_batch_is_not_timed() {
+        let k = &KERNELS[0];
+        let key = kernel_key(k);
+        let pt = |kernel: &str, batch: usize, us: f64| Point {
+            kernel: kernel.into(),
+            variant: Variant::QrReduced,
+            dtype: DType::F32,
+            batch,
+            m: 8,
+            n: 8,
+            median_us: us,
+            p25_us: us,
+            p75_us: us,
+        };
+        let p = |batch: usize| Problem::new(Variant::QrReduced, DType::F32, batch, 8, 8);
+        // 1 ms a matrix against 10 us for 256: at 65536, 256 ms scaled 256 times is over
+        // the cap and 100x the fastest.
+        let slow = [pt(&key, 256, 256e3), pt("other", 256, 2.5e3)];
+        assert!(hopeless(k, &p(65536), &slow));
+        // Not at the batch it was measured at or below, nor where the scaled time is under
+        // the cap, nor within `HOPELESS` of the fastest.
+        assert!(!hopeless(k, &p(256), &slow));
+        assert!(!hopeless(k, &p(512), &slow));
+        assert!(!hopeless(
+            k,
+            &p(65536),
+            &[pt(&key, 256, 256e3), pt("other", 256, 30e3)]
+        ));
+        // The nearest smaller batch decides: fast again at 4096, timed at 65536.
+        let mixed = [
+            pt(&key, 256, 256e3),
+            pt("other", 256, 2.5e3),
+            pt(&key, 4096, 100.0),
+        ];
+        assert!(!hopeless(k, &p(65536), &mixed));
+        // Another variant, type or size says nothing; no points, nothing skipped.
+        let mut other = slow.to_vec();
+        other.iter_mut().for_each(|q| q.m = 16);
+        assert!(!hopeless(k, &p(65536), &other));
+        assert!(!hopeless(k, &p(65536), &[]));
+        // About 5 ms of GPU calls, 3 to 200 of them.
+        assert_eq!(gpu_reps(10.0), 200);
+        assert_eq!(gpu_reps(100.0), 50);
+        assert_eq!(gpu_reps(1e6), 3);
     }
 
     #[test]

@@ -146,14 +146,16 @@ pub fn env_override() -> Result<Option<Backend>> {
 }
 
 /// Where the routing decisions come from, for users to see: the cost table (its file and
-/// device) or the rules, and why.
+/// device) or the rules, and why; where a GPU's table could be found, each GPU's too.
 pub fn policy_source() -> String {
     match env_override() {
         Ok(Some(b)) => format!("forced by BATCHLIN_BACKEND={b}"),
         Ok(None) => {
-            let l = table::loaded();
-            match &l.model {
-                Some(m) => {
+            let mut s = match table::loaded() {
+                table::Loaded {
+                    model: Some(m),
+                    why,
+                } => {
                     let mut s = format!(
                         "cost table {} ({}) for host data where it has rows; measured rules \
                          elsewhere",
@@ -162,13 +164,30 @@ pub fn policy_source() -> String {
                     if !m.stale.is_empty() {
                         s += &format!(" (stale rows left out: {})", m.stale.join(", "));
                     }
-                    if !l.why.is_empty() {
-                        s += &format!(" (passed over: {})", l.why);
+                    if !why.is_empty() {
+                        s += &format!(" (passed over: {why})");
                     }
                     s
                 }
-                None => format!("measured rules ({})", l.why),
+                table::Loaded { model: None, why } => format!("measured rules ({why})"),
+            };
+            // Each GPU's own table, where any GPU's could be found (else its rules).
+            if table::gpu_tables_exist() {
+                for i in 0..crate::cuda::device_count().unwrap_or(0) {
+                    let Ok(d) = crate::cuda::device(i) else {
+                        continue;
+                    };
+                    let l = table::loaded_gpu(d.caps());
+                    s += &match &l.model {
+                        Some(m) => format!("; cuda:{i}: cost table {} ({})", m.origin, m.device),
+                        None => format!("; cuda:{i}: measured rules ({})", l.why),
+                    };
+                    if l.model.is_some() && !l.why.is_empty() {
+                        s += &format!(" (passed over: {})", l.why);
+                    }
+                }
             }
+            s
         }
         Err(e) => format!("BATCHLIN_BACKEND is invalid ({}); rules", e.message()),
     }

@@ -585,6 +585,11 @@ pub struct Link {
 }
 
 impl Link {
+    /// Microseconds to copy `bytes` over this link.
+    pub fn us(&self, bytes: usize) -> f64 {
+        self.latency_us + bytes as f64 / self.bytes_per_us
+    }
+
     /// Latency plus bytes over bandwidth fitted to measured copies (bytes, microseconds)
     /// by least squares on the relative error, so that the small copies (the latency)
     /// weigh as much as the large ones (the bandwidth). None without two sizes, or where
@@ -621,8 +626,7 @@ pub struct Transfer {
 impl Transfer {
     /// Microseconds to copy `to_device` bytes in and `to_host` bytes back.
     pub fn cost_us(&self, to_device: usize, to_host: usize) -> f64 {
-        let one = |l: &Link, b: usize| l.latency_us + b as f64 / l.bytes_per_us;
-        one(&self.to_device, to_device) + one(&self.to_host, to_host)
+        self.to_device.us(to_device) + self.to_host.us(to_host)
     }
 }
 

@@ -4,8 +4,9 @@
 //! is timed is what users run.
 //!
 //! - GPU: inputs uploaded once in enough copies (rotated) that the 50 MB L2 does not
-//!   flatter small problems, outputs allocated once, CUDA events around each call on a
-//!   stream of ours, 3 warm-ups, the median of `reps`.
+//!   flatter small problems (`DeviceInputs`, reusable), outputs allocated once, CUDA
+//!   events around each call on a stream of ours, 3 warm-ups (1 where the first call
+//!   takes over 50 ms), the median of `reps`.
 //! - CPU: wall clock around each call, 1 warm-up, the median of `reps`.
 
 use crate::cuda::{self, DeviceBuffer, EventPair};
@@ -141,7 +142,7 @@ pub fn time_host<T: Real>(
 }
 
 /// Time `p` on device-resident data on CUDA device `ordinal`, as a program calls it
-/// (see the module notes), `reps` timed calls after 3 warm-ups.
+/// (see the module notes), `reps` timed calls after the warm-ups (`time_device_on`).
 pub fn time_device<T: Real>(
     p: &Problem,
     ordinal: usize,
@@ -149,22 +150,82 @@ pub fn time_device<T: Real>(
     inputs: &[&[T]],
     reps: usize,
 ) -> Result<Timing<T>> {
-    let elems = check_inputs(p, inputs)?;
+    let on = DeviceInputs::upload(p, ordinal, inputs)?;
+    time_device_on(p, &on, opts, reps)
+}
+
+/// Host inputs uploaded to a CUDA device once, in enough copies (rotated) that the L2
+/// does not flatter small problems, for timing several kernels or rounds on them
+/// (`time_device_on`) without uploading again.
+pub struct DeviceInputs {
+    ordinal: usize,
+    /// Elements and bytes of an element of one input.
+    elems: usize,
+    elem_bytes: usize,
+    /// How many host inputs there were: buffer c holds input c % inputs.
+    inputs: usize,
+    bufs: Vec<DeviceBuffer>,
+}
+
+impl DeviceInputs {
+    /// Upload `inputs` (row-major `batch x m x n` each) for `p` to device `ordinal`.
+    pub fn upload<T: Real>(p: &Problem, ordinal: usize, inputs: &[&[T]]) -> Result<Self> {
+        let elems = check_inputs(p, inputs)?;
+        let dev = cuda::device(ordinal)?;
+        let _ctx = dev.dev.enter()?;
+        let es = std::mem::size_of::<T>();
+        let copies = ((256usize << 20) / (elems * es).max(1) + 1).clamp(2, 16);
+        let bufs = (0..copies)
+            .map(|c| {
+                let x = inputs[c % inputs.len()];
+                let b = DeviceBuffer::new(elems * es)?;
+                // SAFETY: plain floats viewed as bytes.
+                b.upload(unsafe {
+                    std::slice::from_raw_parts(x.as_ptr() as *const u8, std::mem::size_of_val(x))
+                })?;
+                Ok(b)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(DeviceInputs {
+            ordinal,
+            elems,
+            elem_bytes: es,
+            inputs: inputs.len(),
+            bufs,
+        })
+    }
+}
+
+impl Drop for DeviceInputs {
+    fn drop(&mut self) {
+        // The buffers are freed with their device's context current.
+        let guard = cuda::device(self.ordinal).and_then(|d| d.dev.enter());
+        self.bufs.clear();
+        drop(guard);
+    }
+}
+
+/// A first call this long warms the device up alone: the other warm-ups are skipped.
+const LONG_WARM_UP_MS: f64 = 50.0;
+
+/// Time `p` on inputs already on the device (`DeviceInputs`), `reps` timed calls after 3
+/// warm-ups (1 where the first took over `LONG_WARM_UP_MS`: a kernel of seconds would
+/// otherwise spend them three times).
+pub fn time_device_on<T: Real>(
+    p: &Problem,
+    on: &DeviceInputs,
+    opts: &Options,
+    reps: usize,
+) -> Result<Timing<T>> {
+    let es = std::mem::size_of::<T>();
+    if on.elems != p.batch * p.m * p.n || on.elem_bytes != es {
+        return Err(Error::Shape(format!(
+            "timing {p}: the uploaded inputs are of another shape or type"
+        )));
+    }
+    let ordinal = on.ordinal;
     let dev = cuda::device(ordinal)?;
     let _ctx = dev.dev.enter()?;
-    let es = std::mem::size_of::<T>();
-    let bytes_of = |x: &[T]| {
-        // SAFETY: plain floats viewed as bytes.
-        unsafe { std::slice::from_raw_parts(x.as_ptr() as *const u8, std::mem::size_of_val(x)) }
-    };
-    let copies = ((256usize << 20) / (elems * es).max(1) + 1).clamp(2, 16);
-    let bufs = (0..copies)
-        .map(|c| {
-            let b = DeviceBuffer::new(elems * es)?;
-            b.upload(bytes_of(inputs[c % inputs.len()]))?;
-            Ok(b)
-        })
-        .collect::<Result<Vec<_>>>()?;
     let shapes = output_shapes(p)?;
     let out_bufs = shapes
         .iter()
@@ -182,13 +243,15 @@ pub fn time_device<T: Real>(
     let events = EventPair::new()?;
     let mut times = Vec::with_capacity(reps);
     let mut last = 0;
-    for it in 0..reps.max(1) + 3 {
-        let c = it % copies;
+    let mut warm_ups = 3;
+    let mut it = 0;
+    while it < reps.max(1) + warm_ups {
+        let c = it % on.bufs.len();
         // SAFETY: device buffers of this device sized for the shapes they are viewed as.
         let req = unsafe {
             let shape = [p.batch, p.m, p.n];
             let a = BatchRef::from_device(
-                bufs[c].ptr as *const T,
+                on.bufs[c].ptr as *const T,
                 ordinal,
                 &shape,
                 &contiguous_strides(&shape)?,
@@ -219,10 +282,14 @@ pub fn time_device<T: Real>(
         events.start(stream.0)?;
         entry::execute(&plan, &mut { req })?;
         let ms = events.stop_ms(stream.0)?;
-        if it >= 3 {
+        if it == 0 && ms > LONG_WARM_UP_MS {
+            warm_ups = 1;
+        }
+        if it >= warm_ups {
             times.push(ms);
         }
-        last = c % inputs.len();
+        last = c % on.inputs;
+        it += 1;
     }
     let mut outputs = Vec::with_capacity(shapes.len());
     for ((s, _), b) in shapes.iter().zip(&out_bufs) {
