@@ -71,6 +71,7 @@ input near 1e38); those entries are +-Inf (CPU backends)."""
 __all__ = [
     "qr", "qr_ex", "eigh", "eigh_ex", "eigvalsh", "eigvalsh_ex", "svd", "svd_ex",
     "svdvals", "svdvals_ex", "backend_for", "Route", "devices", "policy_source",
+    "host_register", "host_unregister",
     "QRResult", "EighResult", "SVDResult", "QRExResult", "EighExResult",
     "EigvalshExResult", "SVDExResult", "SvdvalsExResult",
     "DTypeError", "UnavailableError", "INFO_NONFINITE", "INFO_NOT_CONVERGED",
@@ -437,6 +438,54 @@ def policy_source() -> str:
     """Where the routing decisions come from (a measured policy, a size rule, or
     BATCHLIN_BACKEND)."""
     return _native.policy_source()
+
+
+_pinned = {}  # data address -> the array whose memory is registered, kept alive
+
+
+def _host_buffer(a, fn: str):
+    """(address, bytes, owner) of a host array's whole buffer, for host_register."""
+    if _torch_tensor(a):
+        if a.device.type != "cpu":
+            raise ValueError(f"batchlin.{fn}: the tensor is on {a.device}; only host memory "
+                             "is registered (device memory needs no copies)")
+        if not a.is_contiguous():
+            raise ValueError(f"batchlin.{fn}: the tensor is not contiguous; register the "
+                             "contiguous buffer the calls will read")
+        return a.data_ptr(), a.numel() * a.element_size(), a
+    if not isinstance(a, _ndarray):
+        raise TypeError(f"batchlin.{fn}: expects a NumPy array or a CPU torch tensor, got "
+                        f"{type(a).__module__}.{type(a).__qualname__}")
+    if not (a.flags.c_contiguous or a.flags.f_contiguous):
+        raise ValueError(f"batchlin.{fn}: the array is not contiguous; register the "
+                         "contiguous buffer the calls will read")
+    return a.__array_interface__["data"][0], a.nbytes, a
+
+
+def host_register(a) -> None:
+    """Pin a host array's memory for the GPU (page-locked, as cudaHostRegister does), so
+    that GPU calls on it copy it straight to the device instead of through batchlin's
+    staging buffer, and the planner prices those copies at that speed when it weighs the
+    GPU against the CPU for host data. Pinning costs time per megabyte: do it once for an
+    array used in many calls. `a`: a contiguous NumPy array or CPU torch tensor; batchlin
+    keeps a reference to it until `host_unregister(a)`. Raises UnavailableError without
+    a GPU, ValueError for a buffer overlapping one registered already."""
+    ptr, nbytes, owner = _host_buffer(a, "host_register")
+    if nbytes == 0:
+        raise ValueError("batchlin.host_register: the array is empty")
+    _native.host_register(ptr, nbytes)
+    _pinned[ptr] = owner
+
+
+def host_unregister(a) -> None:
+    """Unpin an array registered with `host_register` (and drop batchlin's reference to
+    it). ValueError when it was not registered, or a call is using it now."""
+    ptr, _, _ = _host_buffer(a, "host_unregister")
+    if ptr not in _pinned:
+        raise ValueError("batchlin.host_unregister: the array was not registered with "
+                         "batchlin.host_register")
+    _native.host_unregister(ptr)
+    del _pinned[ptr]
 
 
 if os.environ.get("BATCHLIN_BACKEND", "").strip().lower() == "cuda":

@@ -219,6 +219,37 @@ def test_routing_and_devices():
     assert all(d["available"] == (d["reason"] is None) for d in devs)
 
 
+def test_host_register_pins_for_the_gpu_or_says_why_not():
+    a = rng(7).standard_normal((4, 8, 8)).astype(np.float32)
+    with pytest.raises(TypeError, match="host_register: expects a NumPy array"):
+        batchlin.host_register([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match="not contiguous"):
+        batchlin.host_register(a[:, ::2])
+    with pytest.raises(ValueError, match="empty"):
+        batchlin.host_register(np.zeros((0, 3), np.float32))
+    with pytest.raises(ValueError, match="not registered"):
+        batchlin.host_unregister(a)
+    why = batchlin._front.gpu_absent_reason()
+    if why is not None:
+        with pytest.raises(batchlin.UnavailableError):
+            batchlin.host_register(a)
+        assert not batchlin._pinned
+        return
+    batchlin.host_register(a)
+    try:
+        with pytest.raises(ValueError, match="overlap"):
+            batchlin.host_register(a[1:])
+        # Calls on registered memory, on the GPU (forced) and as routed, are right.
+        for backend in ("cuda", None):
+            q, r = batchlin.qr(a, backend=backend)
+            check_qr(a, q, r, F32_TOL)
+    finally:
+        batchlin.host_unregister(a)
+    assert not batchlin._pinned
+    with pytest.raises(ValueError, match="not registered"):
+        batchlin.host_unregister(a)
+
+
 def test_environment_forces_backend(monkeypatch):
     monkeypatch.setenv("BATCHLIN_BACKEND", "cpu-faer")
     assert batchlin.backend_for("qr", (4096, 8, 8)) == "cpu-faer"

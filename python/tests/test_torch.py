@@ -99,6 +99,24 @@ def test_ops_meta_fake_and_dispatch_modes():
     assert torch.allclose(s, torch.linalg.svdvals(a))
 
 
+def test_host_register_takes_cpu_tensors_and_refuses_the_rest():
+    t = torch.zeros(4, 8, 8)
+    with pytest.raises(ValueError, match="not contiguous"):
+        batchlin.host_register(t.transpose(-1, -2))
+    with pytest.raises(ValueError, match="not registered"):
+        batchlin.host_unregister(t)
+    if batchlin._front.gpu_absent_reason() is not None:
+        with pytest.raises(batchlin.UnavailableError):
+            batchlin.host_register(t)
+        return
+    with pytest.raises(ValueError, match="only host memory"):
+        batchlin.host_register(t.cuda())
+    batchlin.host_register(t)
+    assert batchlin._pinned[t.data_ptr()] is t
+    batchlin.host_unregister(t)
+    assert not batchlin._pinned
+
+
 def test_results_are_named_like_torch():
     a = torch.randn(2, 4, 4, dtype=torch.float64)
     assert batchlin.qr(a).Q.shape == (2, 4, 4)

@@ -639,6 +639,25 @@ fn policy_source() -> String {
     batchlin::policy_source()
 }
 
+/// Pin `bytes` of host memory at address `ptr` for the GPU's copies
+/// (`cuda::host_buffers::register`). The Python side (`batchlin.host_register`) keeps the
+/// array that owns the memory alive until `host_unregister`.
+#[pyfunction]
+fn host_register(py: Python<'_>, ptr: usize, bytes: usize) -> PyResult<()> {
+    // SAFETY: the caller holds the owning array until `host_unregister(ptr)`.
+    py.detach(|| unsafe {
+        batchlin::cuda::host_buffers::register(ptr as *mut std::ffi::c_void, bytes)
+    })
+    .map_err(to_py)
+}
+
+/// Unpin the memory registered at `ptr` by `host_register`.
+#[pyfunction]
+fn host_unregister(py: Python<'_>, ptr: usize) -> PyResult<()> {
+    py.detach(|| batchlin::cuda::host_buffers::unregister(ptr as *mut std::ffi::c_void))
+        .map_err(to_py)
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -652,6 +671,8 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_absent_reason, m)?)?;
     m.add_function(wrap_pyfunction!(nvrtc_needed, m)?)?;
     m.add_function(wrap_pyfunction!(policy_source, m)?)?;
+    m.add_function(wrap_pyfunction!(host_register, m)?)?;
+    m.add_function(wrap_pyfunction!(host_unregister, m)?)?;
     m.add_function(wrap_pyfunction!(xla_ffi_targets, m)?)?;
     m.add(
         "XLA_FFI_API_VERSION",

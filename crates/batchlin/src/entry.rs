@@ -209,7 +209,11 @@ impl<T: Real> Request<'_, T> {
 /// data: returns once the work is queued on the place's stream.
 pub fn run<T: Real>(mut req: Request<'_, T>, opts: &Options) -> Result<()> {
     check(&req)?;
-    let plan = plan::plan(&req.problem(), &req.place, opts)?;
+    let pinned = match req.place {
+        Place::Host => crate::cuda::pinned(&req),
+        Place::Cuda { .. } => Default::default(),
+    };
+    let plan = plan::plan_pinned(&req.problem(), &req.place, opts, pinned)?;
     execute(&plan, &mut req)
 }
 

@@ -15,7 +15,7 @@ use crate::place::Place;
 use crate::problem::{Backend, Op, Options, Problem, TileConfig, Variant};
 use crate::registry::{self, Kernel, Target};
 use crate::scalar::DType;
-use crate::table::{self, Model, Transfer, Transfers};
+use crate::table::{self, Model, Pinned, Transfer, Transfers};
 use std::fmt;
 
 /// Parameters of the chosen kernel, fixed by the planner (or the caller's `Params`).
@@ -232,6 +232,17 @@ thread_local! {
 /// Plan `problem` at `place` under `opts`, with this device's cost table where there is
 /// one (`table::loaded`).
 pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
+    plan_pinned(problem, place, opts, Pinned::default())
+}
+
+/// `plan` for a call on host data whose buffers the caller registered where `pinned`
+/// says: a GPU's copies priced from registered memory there (`entry::run` asks).
+pub(crate) fn plan_pinned(
+    problem: &Problem,
+    place: &Place,
+    opts: &Options,
+    pinned: Pinned,
+) -> Result<Plan> {
     let forced = match opts.backend {
         Backend::Auto => env_override()?,
         b => Some(b),
@@ -242,7 +253,15 @@ pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
             (None, None) => table::loaded().model.as_ref(),
             _ => None,
         };
-        return plan_forced(problem, place, opts, forced, table, GpuTable::Loaded);
+        return plan_forced(
+            problem,
+            place,
+            opts,
+            forced,
+            table,
+            GpuTable::Loaded,
+            pinned,
+        );
     };
     let key = (*problem, ordinal, *opts, forced);
     if let Some((k, p)) = LAST_DEVICE_PLAN.with(|c| c.get()) {
@@ -250,7 +269,7 @@ pub fn plan(problem: &Problem, place: &Place, opts: &Options) -> Result<Plan> {
             return Ok(p);
         }
     }
-    let p = plan_forced(problem, place, opts, forced, None, GpuTable::Loaded)?;
+    let p = plan_forced(problem, place, opts, forced, None, GpuTable::Loaded, pinned)?;
     LAST_DEVICE_PLAN.with(|c| c.set(Some((key, p))));
     Ok(p)
 }
@@ -269,7 +288,15 @@ pub fn plan_with(
         Backend::Auto => env_override()?,
         b => Some(b),
     };
-    plan_forced(problem, place, opts, forced, table, GpuTable::Given(gpu))
+    plan_forced(
+        problem,
+        place,
+        opts,
+        forced,
+        table,
+        GpuTable::Given(gpu),
+        Pinned::default(),
+    )
 }
 
 /// The GPU's cost table a plan uses: the one found for the device (`table::loaded_gpu`),
@@ -289,6 +316,7 @@ fn plan_forced(
     forced: Option<Backend>,
     table: Option<&Model>,
     gpu: GpuTable,
+    pinned: Pinned,
 ) -> Result<Plan> {
     let backend = match (place, forced) {
         (Place::Cuda { .. }, None | Some(Backend::Cuda)) => Backend::Cuda,
@@ -308,9 +336,8 @@ fn plan_forced(
                     Error::Argument(format!("no kernel named {name:?} for {}", problem.op()))
                 })?,
             None => {
-                if let Some(plan) =
-                    table.and_then(|t| from_tables(problem, t, opts, gpu_for_host_data(gpu)))
-                {
+                let gpu = gpu_for_host_data(gpu);
+                if let Some(plan) = table.and_then(|t| from_tables(problem, t, opts, gpu, pinned)) {
                     return plan;
                 }
                 cpu_rule(problem)
@@ -514,12 +541,14 @@ pub fn cost_us(kernel_us: f64, copies: Option<Copies>, transfer: &Transfer) -> f
 /// The tables' plan for host data: None (the rules decide) unless this CPU's table
 /// predicts every CPU kernel that takes the problem from current rows. Where `gpu` (the
 /// first GPU, its table and transfer model) prices every CUDA kernel that takes the
-/// problem too, those compete with the staged copies there and back added.
+/// problem too, those compete with the copies there and back added: staged, or from
+/// registered memory for the buffers `pinned` names.
 fn from_tables(
     p: &Problem,
     t: &Model,
     opts: &Options,
     gpu: Option<(&cuda::DeviceCaps, &Model, Transfers)>,
+    pinned: Pinned,
 ) -> Option<Result<Plan>> {
     let mut cands = Vec::with_capacity(4);
     for k in registry::KERNELS
@@ -535,7 +564,7 @@ fn from_tables(
         });
     }
     if let Some((caps, g, tr)) = gpu {
-        cands.extend(gpu_candidates(p, caps, g, Some(&tr.staged)).unwrap_or_default());
+        cands.extend(gpu_candidates(p, caps, g, Some(&tr.for_call(pinned))).unwrap_or_default());
     }
     let rules = registry::kernels(p.op(), cpu_rule(p)).find(|k| k.supports(p, &Target::Cpu));
     let c = choose(&cands, rules)?;
@@ -994,8 +1023,9 @@ mod tests {
 
     /// Host data with a GPU table and its transfer model: the GPU's kernels compete with
     /// the copies added, and a plan for the GPU carries them; without rows for every CUDA
-    /// kernel that takes the problem, or with a slow link, the CPU keeps it. Device data
-    /// is routed by the GPU's table alone.
+    /// kernel that takes the problem, or with a slow link, the CPU keeps it, unless the
+    /// caller registered every buffer (copies at the registered link's speed). Device
+    /// data is routed by the GPU's table alone.
     #[test]
     fn a_gpu_table_takes_host_data_where_copies_and_all_are_faster() {
         let caps = h200();
@@ -1068,9 +1098,15 @@ mod tests {
         };
         let gpu = model(&gpu_times, table::DeviceKey::of_gpu(&caps), Some(tr(25.0)));
         let opts = Options::default();
-        let fast = from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(25.0))))
-            .unwrap()
-            .unwrap();
+        let fast = from_tables(
+            &p,
+            &cpu,
+            &opts,
+            Some((&caps, &gpu, tr(25.0))),
+            Pinned::default(),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(fast.backend, Backend::Cuda, "{fast}");
         assert!(std::ptr::eq(fast.kernel, gpu_kernels[0]), "{fast}");
         assert_eq!(fast.ordinal, Some(0));
@@ -1080,23 +1116,60 @@ mod tests {
         };
         // 56 us and the copies (16.8 MB in, 33.6 MB out at 25 GB/s, 10 us each way).
         assert!((2000.0..2200.0).contains(&predicted_us), "{predicted_us}");
-        let slow = from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(3.0))))
-            .unwrap()
-            .unwrap();
+        let slow = from_tables(
+            &p,
+            &cpu,
+            &opts,
+            Some((&caps, &gpu, tr(3.0))),
+            Pinned::default(),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(slow.backend, Backend::CpuSmall, "{slow}");
         assert_eq!((slow.ordinal, slow.copies), (None, None));
+        // The same link, but the caller registered its buffers: the copies at 50 GB/s.
+        let both = Pinned {
+            input: true,
+            outputs: true,
+        };
+        let pinned = from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(3.0))), both)
+            .unwrap()
+            .unwrap();
+        assert_eq!(pinned.backend, Backend::Cuda, "{pinned}");
+        let Source::Table { predicted_us, .. } = pinned.source else {
+            panic!("{pinned}")
+        };
+        // 56 us and 50.4 MB at 50 GB/s (10 us each way).
+        assert!((1050.0..1100.0).contains(&predicted_us), "{predicted_us}");
+        // The input alone registered: the outputs' 33.6 MB still staged at 3 GB/s.
+        let half = Pinned {
+            input: true,
+            outputs: false,
+        };
+        let plan = from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(3.0))), half)
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.backend, Backend::CpuSmall, "{plan}");
         // A CUDA kernel without rows: no GPU candidates at all.
         let partial = model(
             &gpu_times[1..],
             table::DeviceKey::of_gpu(&caps),
             Some(tr(25.0)),
         );
-        let plan = from_tables(&p, &cpu, &opts, Some((&caps, &partial, tr(25.0))))
-            .unwrap()
-            .unwrap();
+        let plan = from_tables(
+            &p,
+            &cpu,
+            &opts,
+            Some((&caps, &partial, tr(25.0))),
+            Pinned::default(),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(plan.backend, Backend::CpuSmall, "{plan}");
         // No GPU: the CPU table alone, as before.
-        let plan = from_tables(&p, &cpu, &opts, None).unwrap().unwrap();
+        let plan = from_tables(&p, &cpu, &opts, None, Pinned::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(plan.backend, Backend::CpuSmall, "{plan}");
         // Device data: the GPU table's fastest kernel, no copies priced.
         let cands = gpu_candidates(&p, &caps, &gpu, None).unwrap();

@@ -142,6 +142,16 @@ pub struct Transfers {
     pub registered: Transfer,
 }
 
+/// Which of a call's host buffers the caller registered (`cuda::host_buffers`): their
+/// copies go straight to and from the device; the others through the staging buffer.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pinned {
+    /// The input.
+    pub input: bool,
+    /// Every output.
+    pub outputs: bool,
+}
+
 /// The `[transfer]` keys, in the order written: (path, direction, field).
 const TRANSFER_KEYS: [&str; 8] = [
     "staged_to_device_latency_us",
@@ -155,6 +165,19 @@ const TRANSFER_KEYS: [&str; 8] = [
 ];
 
 impl Transfers {
+    /// The links a call's copies take: from registered memory where `pinned` says the
+    /// caller registered the buffers, else through the staging buffer.
+    pub fn for_call(&self, pinned: Pinned) -> Transfer {
+        let pick = |registered: bool| match registered {
+            true => self.registered,
+            false => self.staged,
+        };
+        Transfer {
+            to_device: pick(pinned.input).to_device,
+            to_host: pick(pinned.outputs).to_host,
+        }
+    }
+
     fn values(&self) -> [f64; 8] {
         let l = |t: &Transfer| {
             [

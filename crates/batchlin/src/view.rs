@@ -545,6 +545,9 @@ impl<'a, T> BatchMut<'a, T> {
     pub fn as_mut_ptr(&mut self) -> *mut T {
         self.ptr
     }
+    pub(crate) fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
 
     /// A raw handle that can be shared between the threads writing disjoint matrices.
     pub(crate) fn raw(&mut self) -> RawMut<T> {

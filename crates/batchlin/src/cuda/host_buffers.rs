@@ -132,6 +132,25 @@ pub fn lookup(ptr: *const c_void, bytes: usize) -> Option<InUse> {
     containing(&map, ptr as usize, bytes).map(|(_, e)| InUse(Arc::clone(&e.users)))
 }
 
+/// Whether any buffer is registered (a call on host data asks before looking its
+/// buffers up).
+pub fn any() -> bool {
+    !registry().is_empty()
+}
+
+/// Remember `[ptr, ptr + bytes)` as registered without pinning it: for tests of what
+/// follows from registration on machines without CUDA. `forget` undoes it.
+#[cfg(test)]
+pub(crate) fn remember_unpinned(ptr: *const c_void, bytes: usize) {
+    let users = Arc::new(());
+    registry().insert(ptr as usize, Entry { len: bytes, users });
+}
+
+#[cfg(test)]
+pub(crate) fn forget(ptr: *const c_void) {
+    registry().remove(&(ptr as usize));
+}
+
 /// Whether `[ptr, ptr + bytes)` lies inside one registered buffer.
 pub fn is_registered(ptr: *const c_void, bytes: usize) -> bool {
     lookup(ptr, bytes).is_some()
@@ -162,6 +181,50 @@ mod tests {
         assert_eq!(containing(&map, 2049, 1).map(|x| x.0), Some(2000));
         assert!(containing(&map, usize::MAX, 2).is_none());
         assert!(containing(&map, 10, 1).is_none());
+    }
+
+    /// A call's buffers count as pinned where each lies inside a registered range (the
+    /// planner then prices a GPU's copies from registered memory).
+    #[test]
+    fn a_calls_registered_buffers_are_seen_as_pinned() {
+        use crate::entry::{assemble, Request};
+        use crate::problem::{Operation, QrMode};
+        use crate::view::{BatchMut, BatchRef};
+        let a = vec![1.0f32; 2 * 4 * 3];
+        let (mut q, mut r) = (vec![0.0f32; 2 * 4 * 3], vec![0.0f32; 2 * 3 * 3]);
+        let op = Operation::Qr(QrMode::Reduced);
+        let ask = |q: &mut [f32], r: &mut [f32]| {
+            let views = vec![
+                BatchMut::contiguous(q, &[2, 4, 3]).unwrap(),
+                BatchMut::contiguous(r, &[2, 3, 3]).unwrap(),
+            ];
+            let req = Request {
+                operation: op,
+                a: BatchRef::contiguous(&a, &[2, 4, 3]).unwrap(),
+                out: assemble(op, views).unwrap(),
+                info: None,
+                place: crate::Place::Host,
+            };
+            super::super::pinned(&req)
+        };
+        let (qp, rp) = (q.as_ptr().cast::<c_void>(), r.as_ptr().cast::<c_void>());
+        let ap = a.as_ptr().cast::<c_void>();
+        assert_eq!(ask(&mut q, &mut r), Default::default());
+        remember_unpinned(ap, 4 * a.len());
+        let p = ask(&mut q, &mut r);
+        assert!(p.input && !p.outputs, "{p:?}");
+        remember_unpinned(qp, 4 * q.len());
+        assert!(!ask(&mut q, &mut r).outputs, "R is not registered");
+        remember_unpinned(rp, 4 * r.len() - 4);
+        assert!(!ask(&mut q, &mut r).outputs, "R reaches past its range");
+        forget(rp);
+        remember_unpinned(rp, 4 * r.len());
+        let p = ask(&mut q, &mut r);
+        assert!(p.input && p.outputs, "{p:?}");
+        for x in [ap, qp, rp] {
+            forget(x);
+        }
+        assert_eq!(ask(&mut q, &mut r), Default::default());
     }
 
     #[test]

@@ -376,6 +376,28 @@ struct Leg {
     _registered: Option<host_buffers::InUse>,
 }
 
+/// A token keeping the host view `l` at `host` registered, where it is dense and lies
+/// inside a buffer the caller registered: its copies then skip the staging buffer.
+fn registered(l: &Layout, host: *const u8, es: usize) -> Option<host_buffers::InUse> {
+    let bytes = l.element_count().ok()? * es;
+    l.dense_strides()
+        .and_then(|_| host_buffers::lookup(host.cast(), bytes))
+}
+
+/// Which of a host-data call's buffers the caller registered (`registered`): what the
+/// planner prices a GPU's copies at.
+pub(crate) fn pinned<T>(req: &Request<'_, T>) -> crate::table::Pinned {
+    if !host_buffers::any() {
+        return Default::default();
+    }
+    let es = std::mem::size_of::<T>();
+    let reg = |l: &Layout, p: *const T| registered(l, p.cast(), es).is_some();
+    crate::table::Pinned {
+        input: reg(req.a.layout(), req.a.as_ptr()),
+        outputs: req.out.views().iter().all(|v| reg(v.layout(), v.as_ptr())),
+    }
+}
+
 fn leg(l: &Layout, host: *const u8, es: usize, sc: &mut Scratch, pin: &mut usize) -> Result<Leg> {
     let count = l.element_count()?;
     let bytes = count * es;
@@ -385,9 +407,7 @@ fn leg(l: &Layout, host: *const u8, es: usize, sc: &mut Scratch, pin: &mut usize
     } else {
         crate::view::contiguous_strides(&l.shape())?
     };
-    let registered = dense
-        .then(|| host_buffers::lookup(host.cast(), bytes))
-        .flatten();
+    let registered = registered(l, host, es);
     let at = registered.is_none().then(|| {
         let at = *pin;
         *pin += bytes.div_ceil(16) * 16;
