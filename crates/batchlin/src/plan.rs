@@ -1098,58 +1098,36 @@ mod tests {
         };
         let gpu = model(&gpu_times, table::DeviceKey::of_gpu(&caps), Some(tr(25.0)));
         let opts = Options::default();
-        let fast = from_tables(
-            &p,
-            &cpu,
-            &opts,
-            Some((&caps, &gpu, tr(25.0))),
-            Pinned::default(),
-        )
-        .unwrap()
-        .unwrap();
+        // The plan with the staged link at `gb_s` GB/s, the input and the outputs
+        // registered or not.
+        let at = |gb_s: f64, input: bool, outputs: bool| {
+            let pinned = Pinned { input, outputs };
+            from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(gb_s))), pinned)
+                .unwrap()
+                .unwrap()
+        };
+        let predicted = |plan: &Plan| match plan.source {
+            Source::Table { predicted_us, .. } => predicted_us,
+            _ => panic!("{plan}"),
+        };
+        let fast = at(25.0, false, false);
         assert_eq!(fast.backend, Backend::Cuda, "{fast}");
         assert!(std::ptr::eq(fast.kernel, gpu_kernels[0]), "{fast}");
         assert_eq!(fast.ordinal, Some(0));
         assert_eq!(fast.copies, Some(host_copies(&p)));
-        let Source::Table { predicted_us, .. } = fast.source else {
-            panic!("{fast}")
-        };
         // 56 us and the copies (16.8 MB in, 33.6 MB out at 25 GB/s, 10 us each way).
-        assert!((2000.0..2200.0).contains(&predicted_us), "{predicted_us}");
-        let slow = from_tables(
-            &p,
-            &cpu,
-            &opts,
-            Some((&caps, &gpu, tr(3.0))),
-            Pinned::default(),
-        )
-        .unwrap()
-        .unwrap();
+        assert!((2000.0..2200.0).contains(&predicted(&fast)), "{fast}");
+        let slow = at(3.0, false, false);
         assert_eq!(slow.backend, Backend::CpuSmall, "{slow}");
         assert_eq!((slow.ordinal, slow.copies), (None, None));
-        // The same link, but the caller registered its buffers: the copies at 50 GB/s.
-        let both = Pinned {
-            input: true,
-            outputs: true,
-        };
-        let pinned = from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(3.0))), both)
-            .unwrap()
-            .unwrap();
+        // The same link, but the caller registered its buffers: the copies at 50 GB/s
+        // (56 us and 50.4 MB, 10 us each way).
+        let pinned = at(3.0, true, true);
         assert_eq!(pinned.backend, Backend::Cuda, "{pinned}");
-        let Source::Table { predicted_us, .. } = pinned.source else {
-            panic!("{pinned}")
-        };
-        // 56 us and 50.4 MB at 50 GB/s (10 us each way).
-        assert!((1050.0..1100.0).contains(&predicted_us), "{predicted_us}");
+        assert!((1050.0..1100.0).contains(&predicted(&pinned)), "{pinned}");
         // The input alone registered: the outputs' 33.6 MB still staged at 3 GB/s.
-        let half = Pinned {
-            input: true,
-            outputs: false,
-        };
-        let plan = from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(3.0))), half)
-            .unwrap()
-            .unwrap();
-        assert_eq!(plan.backend, Backend::CpuSmall, "{plan}");
+        let half = at(3.0, true, false);
+        assert_eq!(half.backend, Backend::CpuSmall, "{half}");
         // A CUDA kernel without rows: no GPU candidates at all.
         let partial = model(
             &gpu_times[1..],
