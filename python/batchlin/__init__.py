@@ -440,11 +440,13 @@ def policy_source() -> str:
     return _native.policy_source()
 
 
-_pinned = {}  # data address -> the array whose memory is registered, kept alive
+# data address -> (the array registered, what keeps its memory alive): a NumPy array
+# itself; a tensor's storage, which stays even if the tensor is given another one.
+_pinned = {}
 
 
 def _host_buffer(a, fn: str):
-    """(address, bytes, owner) of a host array's whole buffer, for host_register."""
+    """(address, bytes, what keeps the memory alive) of a host array's whole buffer."""
     if _torch_tensor(a):
         if a.device.type != "cpu":
             raise ValueError(f"batchlin.{fn}: the tensor is on {a.device}; only host memory "
@@ -452,7 +454,7 @@ def _host_buffer(a, fn: str):
         if not a.is_contiguous():
             raise ValueError(f"batchlin.{fn}: the tensor is not contiguous; register the "
                              "contiguous buffer the calls will read")
-        return a.data_ptr(), a.numel() * a.element_size(), a
+        return a.data_ptr(), a.numel() * a.element_size(), a.untyped_storage()
     if not isinstance(a, _ndarray):
         raise TypeError(f"batchlin.{fn}: expects a NumPy array or a CPU torch tensor, got "
                         f"{type(a).__module__}.{type(a).__qualname__}")
@@ -470,22 +472,36 @@ def host_register(a) -> None:
     array used in many calls. `a`: a contiguous NumPy array or CPU torch tensor; batchlin
     keeps a reference to it until `host_unregister(a)`. Raises UnavailableError without
     a GPU, ValueError for a buffer overlapping one registered already."""
-    ptr, nbytes, owner = _host_buffer(a, "host_register")
+    ptr, nbytes, keep = _host_buffer(a, "host_register")
     if nbytes == 0:
         raise ValueError("batchlin.host_register: the array is empty")
-    _native.host_register(ptr, nbytes)
-    _pinned[ptr] = owner
+    try:
+        _native.host_register(ptr, nbytes)
+    except ValueError as e:
+        raise ValueError(f"batchlin.host_register: {e}") from None
+    _pinned[ptr] = (a, keep)
 
 
 def host_unregister(a) -> None:
-    """Unpin an array registered with `host_register` (and drop batchlin's reference to
-    it). ValueError when it was not registered, or a call is using it now."""
-    ptr, _, _ = _host_buffer(a, "host_unregister")
-    if ptr not in _pinned:
+    """Unpin an array registered with `host_register` (the same object, or one viewing
+    the same memory from its start) and drop batchlin's reference to it. ValueError
+    when it was not registered, or a call on another thread is using it now."""
+    ptr = next((p for p, (o, _) in list(_pinned.items()) if o is a), None)
+    if ptr is None:
+        ptr, _, _ = _host_buffer(a, "host_unregister")
+    entry = _pinned.get(ptr)
+    if entry is None:
         raise ValueError("batchlin.host_unregister: the array was not registered with "
                          "batchlin.host_register")
-    _native.host_unregister(ptr)
-    del _pinned[ptr]
+    try:
+        _native.host_unregister(ptr)
+    except ValueError as e:  # in use now: still registered
+        raise ValueError(f"batchlin.host_unregister: {e}") from None
+    finally:
+        # Unless it is still registered, forget it (the driver's refusal to unpin
+        # included: the core has forgotten it then too).
+        if not _native.host_registered(ptr) and _pinned.get(ptr) is entry:
+            del _pinned[ptr]
 
 
 if os.environ.get("BATCHLIN_BACKEND", "").strip().lower() == "cuda":

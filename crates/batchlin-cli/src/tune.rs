@@ -328,6 +328,9 @@ fn shape_points<T: Real>(
     data: Data,
     inputs: &[batchlin::Tensor<T>],
 ) -> (Vec<Point>, Vec<String>) {
+    if kernels.is_empty() {
+        return (vec![], vec![]);
+    }
     let p = Problem::new(variant, T::DTYPE, s.batch, s.m, s.n);
     let refs: Vec<&[T]> = inputs.iter().map(|t| t.data.as_slice()).collect();
     let mut dev = None;
@@ -495,19 +498,18 @@ fn measure_transfers() -> Result<(Transfers, String, Option<String>), String> {
             up.push((b, u));
             down.push((b, d));
         }
-        let link = |v: &[(usize, f64)]| {
-            Link::fit(v).ok_or_else(|| format!("the copies' times do not grow with size: {v:?}"))
-        };
-        let t = Transfer {
-            to_device: link(&up)?,
-            to_host: link(&down)?,
-        };
+        let model = Link::fit(&up)
+            .zip(Link::fit(&down))
+            .map(|(to_device, to_host)| Transfer { to_device, to_host });
+        // Every row, the fit's columns empty where there is none.
         let path = if registered { "registered" } else { "staged" };
         for ((b, u), (_, d)) in up.iter().zip(&down) {
-            let (fu, fd) = (t.to_device.us(*b), t.to_host.us(*b));
-            let _ = writeln!(csv, "{path},{b},{u},{d},{fu:.1},{fd:.1}");
+            let fitted = model.map_or(",".into(), |t| {
+                format!("{:.1},{:.1}", t.to_device.us(*b), t.to_host.us(*b))
+            });
+            let _ = writeln!(csv, "{path},{b},{u},{d},{fitted}");
         }
-        Ok(t)
+        model.ok_or_else(|| format!("the copies' times do not grow with size: {up:?}, {down:?}"))
     };
     let staged = fit(false)?;
     let (registered, why) = match fit(true) {
@@ -932,7 +934,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                     failed.insert(
                         0,
                         format!(
-                            "the GPU stopped computing after {}: its timings end there",
+                            "the GPU stopped computing after a failure (the first there: {}): \
+                             its timings end there, and its table is written but not \
+                             installed",
                             bad_g[0]
                         ),
                     );
@@ -999,6 +1003,24 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             );
         }
         std::fs::write(out.join("points.csv"), csv).map_err(|e| e.to_string())?;
+    }
+    // Installed before the held-out check, so that a run stopped during it leaves them in
+    // place; a GPU that stopped computing leaves its table written but not installed
+    // (nothing vouches for its rows).
+    let mut installed = vec![];
+    if a.install && !is_check {
+        let dir = batchlin::table::local_dir()
+            .ok_or("no directory for local tables (set BATCHLIN_TABLE_DIR)")?;
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        let gpu_file = gpu_table
+            .iter()
+            .filter(|_| gpu_timed.is_some())
+            .map(|(_, f)| f);
+        for f in std::iter::once(&file).chain(gpu_file) {
+            let to = dir.join(f.file_name().expect("a file name"));
+            std::fs::copy(f, &to).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+            installed.push(to);
+        }
     }
 
     // Held out: random shapes off the grid, each kernel timed, the routings compared. The
@@ -1082,16 +1104,14 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         out.display()
     );
     if a.install {
-        let dir = batchlin::table::local_dir()
-            .ok_or("no directory for local tables (set BATCHLIN_TABLE_DIR)")?;
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-        for f in &files {
-            let to = dir.join(f.file_name().expect("a file name"));
-            std::fs::copy(f, &to).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+        for to in &installed {
             println!(
                 "installed as {} (the planner reads it from the next process on)",
                 to.display()
             );
+        }
+        if gpu.is_some() && gpu_timed.is_none() {
+            println!("the GPU's table is not installed: the GPU stopped computing (report.md)");
         }
     } else {
         println!(

@@ -651,6 +651,12 @@ fn host_register(py: Python<'_>, ptr: usize, bytes: usize) -> PyResult<()> {
     .map_err(to_py)
 }
 
+/// Whether `ptr` is the start of (or inside) a registered buffer.
+#[pyfunction]
+fn host_registered(ptr: usize) -> bool {
+    batchlin::cuda::host_buffers::is_registered(ptr as *const std::ffi::c_void, 1)
+}
+
 /// Unpin the memory registered at `ptr` by `host_register`.
 #[pyfunction]
 fn host_unregister(py: Python<'_>, ptr: usize) -> PyResult<()> {
@@ -673,6 +679,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policy_source, m)?)?;
     m.add_function(wrap_pyfunction!(host_register, m)?)?;
     m.add_function(wrap_pyfunction!(host_unregister, m)?)?;
+    m.add_function(wrap_pyfunction!(host_registered, m)?)?;
     m.add_function(wrap_pyfunction!(xla_ffi_targets, m)?)?;
     m.add(
         "XLA_FFI_API_VERSION",

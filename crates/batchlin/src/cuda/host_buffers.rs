@@ -209,6 +209,14 @@ mod tests {
         };
         let (qp, rp) = (q.as_ptr().cast::<c_void>(), r.as_ptr().cast::<c_void>());
         let ap = a.as_ptr().cast::<c_void>();
+        // The ranges forgotten however the test ends: the buffers are freed after it.
+        struct Forget([*const c_void; 3]);
+        impl Drop for Forget {
+            fn drop(&mut self) {
+                self.0.iter().for_each(|&p| forget(p));
+            }
+        }
+        let _forget = Forget([ap, qp, rp]);
         assert_eq!(ask(&mut q, &mut r), Default::default());
         remember_unpinned(ap, 4 * a.len());
         let p = ask(&mut q, &mut r);
