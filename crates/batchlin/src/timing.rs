@@ -6,7 +6,7 @@
 //! - GPU: inputs uploaded once in enough copies (rotated) that the 50 MB L2 does not
 //!   flatter small problems (`DeviceInputs`, reusable), outputs allocated once, CUDA
 //!   events around each call on a stream of ours, 3 warm-ups (1 where the first call
-//!   takes over 50 ms; a first call over 2 s is timed itself), the median of `reps`.
+//!   takes over 50 ms), the median of `reps`.
 //! - CPU: wall clock around each call, 1 warm-up, the median of `reps`.
 
 use crate::cuda::{self, DeviceBuffer, EventPair};
@@ -207,14 +207,11 @@ impl Drop for DeviceInputs {
 
 /// A first call this long warms the device up alone: the other warm-ups are skipped.
 const LONG_WARM_UP_MS: f64 = 50.0;
-/// A first call this long is timed itself: what a first call adds (a module's load,
-/// cuSOLVER's first computation: under 0.2 s) is a tenth of it at most.
-const SELF_WARMING_MS: f64 = 2000.0;
 
 /// Time `p` on inputs already on the device (`DeviceInputs`), `reps` timed calls after 3
-/// warm-ups (1 where the first took over `LONG_WARM_UP_MS`, none where it took over
-/// `SELF_WARMING_MS` and is timed itself: a kernel of seconds would otherwise spend them
-/// three times).
+/// warm-ups (1 where the first took over `LONG_WARM_UP_MS`: a kernel of seconds would
+/// otherwise spend them three times; the first call is never timed, as it may compile
+/// the kernel's module).
 pub fn time_device_on<T: Real>(
     p: &Problem,
     on: &DeviceInputs,
@@ -286,9 +283,7 @@ pub fn time_device_on<T: Real>(
         events.start(stream.0)?;
         entry::execute(&plan, &mut { req })?;
         let ms = events.stop_ms(stream.0)?;
-        if it == 0 && ms > SELF_WARMING_MS {
-            warm_ups = 0;
-        } else if it == 0 && ms > LONG_WARM_UP_MS {
+        if it == 0 && ms > LONG_WARM_UP_MS {
             warm_ups = 1;
         }
         if it >= warm_ups {
