@@ -421,15 +421,26 @@ fn settled(readings: &[f64]) -> f64 {
 }
 
 /// The fixed shape timed before and after the grid: how far the machine drifted. Each
-/// reading is the median of 15 calls (about 25 ms on 2 cores); `settled` takes the
+/// reading is the median of 15 calls (about 25 ms on 2 cores, 128 matrices a thread); `settled` takes the
 /// end's time from `PROBE_READINGS` of them. On the GPU (`Data::Gpu`) the same shape, 16
 /// times the batch, with the data there, after half a second of calls: an idle GPU's
 /// clocks are low (345 against 1980 MHz on the H200), and the probe at the start must
 /// not read a cold GPU against the end's warm one.
 fn drift_probe(data: Data) -> f64 {
+    // On the CPU 128 matrices a thread of the pool (256 on 2 threads): on the H200
+    // machine's 16 a batch of 256 was a 0.2 ms call, the pool's wake-ups as much as the
+    // work, and read 27% drift where the GPU's probe read 2% (2026-12-05).
+    let threads = match DeviceKey::this_cpu() {
+        DeviceKey::Cpu { threads, .. } => threads,
+        _ => 2,
+    };
     let s = Shape {
         op: Op::Qr,
-        batch: if data == Data::Gpu { 4096 } else { 256 },
+        batch: if data == Data::Gpu {
+            4096
+        } else {
+            128 * threads.max(1)
+        },
         m: 32,
         n: 32,
     };
@@ -718,6 +729,10 @@ fn geomean(x: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+/// A grid point's results, the CPU's and the GPU's (points and failed checks), and the
+/// seconds it took: making the inputs, the CPU's kernels, the GPU's.
+type GridPoints = ([(Vec<Point>, Vec<String>); 2], [f64; 3]);
+
 /// One grid shape's points in `dtype`, each with the kernels that failed there: the
 /// CPU's kernels on host data, and where `gpu` is given its kernels with the data there
 /// (but those `hopeless` by the GPU's points so far, `gpu_points`).
@@ -728,23 +743,27 @@ fn grid_points(
     gpu: Option<&DeviceCaps>,
     gpu_points: &[Point],
     rng: &mut StdRng,
-) -> [(Vec<Point>, Vec<String>); 2] {
+) -> GridPoints {
     fn go<T: Real>(
         s: &Shape,
         v: Variant,
         gpu: Option<&DeviceCaps>,
         gpu_points: &[Point],
         rng: &mut StdRng,
-    ) -> [(Vec<Point>, Vec<String>); 2] {
+    ) -> GridPoints {
+        let t = Instant::now();
         let inputs = inputs_for::<T>(s, rng);
         let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
+        let made = t.elapsed().as_secs_f64();
         let cpu = shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs);
+        let cpu_done = t.elapsed().as_secs_f64();
         let on_gpu = gpu.map_or((vec![], vec![]), |caps| {
             let mut ks = kernels_for(&p, Some(caps));
             ks.retain(|k| !hopeless(k, &p, gpu_points));
             shape_points(s, v, &ks, Data::Gpu, &inputs)
         });
-        [cpu, on_gpu]
+        let all = t.elapsed().as_secs_f64();
+        ([cpu, on_gpu], [made, cpu_done - made, all - cpu_done])
     }
     match dtype {
         DType::F64 => go::<f64>(s, v, gpu, gpu_points, rng),
@@ -908,6 +927,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let mut queue: std::collections::VecDeque<Shape> =
         shapes[..split].iter().map(|(_, s)| s.clone()).collect();
     let mut ordered = false;
+    // Where the grid's time goes (shape-times.csv): making the inputs, the CPU's kernels,
+    // the GPU's (its uploads, warm-ups and checks included).
+    let mut times = String::from("variant,dtype,batch,m,n,points,inputs_s,cpu_s,gpu_s\n");
     'grid: loop {
         let Some(s) = queue.pop_front() else {
             if ordered {
@@ -925,8 +947,20 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                 if t0.elapsed() >= grid_end {
                     break 'grid;
                 }
-                let [(c, bad_c), (g, bad_g)] =
+                let ([(c, bad_c), (g, bad_g)], secs) =
                     grid_points(&s, v, dtype, gpu_timed, &gpu_points, &mut rng);
+                times.push_str(&format!(
+                    "{},{},{},{},{},{},{:.3},{:.3},{:.3}\n",
+                    v.name(),
+                    dtype.name(),
+                    s.batch,
+                    s.m,
+                    s.n,
+                    c.len() + g.len(),
+                    secs[0],
+                    secs[1],
+                    secs[2]
+                ));
                 cpu_points.extend(c);
                 gpu_points.extend(g);
                 failed.extend(bad_c);
@@ -1003,6 +1037,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             );
         }
         std::fs::write(out.join("points.csv"), csv).map_err(|e| e.to_string())?;
+        std::fs::write(out.join("shape-times.csv"), &times).map_err(|e| e.to_string())?;
     }
     // Installed before the held-out check, so that a run stopped during it leaves them in
     // place; a GPU that stopped computing leaves its table written but not installed
@@ -1099,7 +1134,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         .collect();
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     println!(
-        "wrote {}, points.csv, held-out.csv, report.md and its plots in {}",
+        "wrote {}, points.csv, shape-times.csv, held-out.csv, report.md and its plots in {}",
         names.join(" and "),
         out.display()
     );
@@ -1244,8 +1279,8 @@ fn report(
     let pct = |d: Option<f64>| d.map_or("not measured".into(), |d| format!("{:.1}%", d * 100.0));
     let _ = writeln!(
         r,
-        "- Drift probe (QR float32 32x32, a batch of 256 on the CPU, 4096 on the GPU; the \
-         median of {} readings after a warm-up one), start to end: CPU {}{}.",
+        "- Drift probe (QR float32 32x32, a batch of 128 a thread on the CPU, 4096 on the \
+         GPU; the median of {} readings after a warm-up one), start to end: CPU {}{}.",
         PROBE_READINGS - 1,
         pct(run.drift[0]),
         match gpu {
@@ -1621,6 +1656,14 @@ mod tests {
             .all(|p| p.median_us > 0.0 && p.p25_us <= p.p75_us));
         let csv = std::fs::read_to_string(out.join("points.csv")).unwrap();
         assert_eq!(csv.lines().count(), table.points.len() + 1);
+        // shape-times.csv accounts for every point, a line a shape, variant and type.
+        let times = std::fs::read_to_string(out.join("shape-times.csv")).unwrap();
+        let counted: usize = times
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(5).unwrap().parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(counted, csv.lines().count() - 1, "{times}");
         let held = std::fs::read_to_string(out.join("held-out.csv")).unwrap();
         assert!(
             held.starts_with("shape,data,kernel,median_us,picked_by\n"),

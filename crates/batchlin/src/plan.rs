@@ -1193,19 +1193,42 @@ mod tests {
         }
     }
 
+    /// cuSOLVER's SVD is preferred for a few large matrices and for full factors of a few
+    /// non-square ones from 128 rows (the rule alone: whether the library loads is
+    /// `supports_svd`'s question).
+    #[test]
+    fn cusolver_svd_rule() {
+        let pref =
+            |v, batch, m, n| cuda::cusolver::prefer_svd(&Problem::new(v, DType::F32, batch, m, n));
+        use Variant::{SvdFull, SvdThin, Svdvals};
+        assert!(pref(SvdThin, 1, 1024, 1024) && pref(Svdvals, 4, 256, 256));
+        assert!(!pref(SvdThin, 5, 256, 256) && !pref(SvdFull, 1, 255, 255));
+        // Full factors of non-square matrices: p^2 / 2048 of them from 128 rows.
+        assert!(pref(SvdFull, 3, 462, 24) && pref(SvdFull, 12, 47, 669));
+        assert!(pref(SvdFull, 8, 128, 20) && !pref(SvdFull, 9, 128, 20));
+        assert!(!pref(SvdFull, 1, 127, 20) && !pref(SvdFull, 16, 87, 5));
+        assert!(!pref(SvdThin, 3, 462, 24) && !pref(SvdFull, 3, 200, 200));
+    }
+
     /// Matrices at least twice as long as wide that `warp` does not hold go to `tall` (QR
     /// first) for thin factors and values; full factors stay with the square kernels
-    /// (`bidiag` for a square matrix, else `jacobi`).
+    /// (`bidiag` for a square matrix, else `jacobi`, or cuSOLVER for a few long ones).
     #[test]
     fn far_from_square_svds_go_to_the_tall_kernel() {
         let caps = h200();
         let opts = Options::default();
+        // 256 full factors of 2048 rows: cuSOLVER's where it loads (`prefer_svd`).
+        let long = Problem::new(Variant::SvdFull, DType::F32, 256, 2048, 64);
+        let full_long = match cuda::cusolver::supports_svd(&long) {
+            true => "cusolver",
+            false => "jacobi",
+        };
         for (variant, m, n, want) in [
             (Variant::SvdThin, 2048, 64, "tall"),
             (Variant::Svdvals, 64, 2048, "tall"),
             (Variant::SvdThin, 128, 64, "tall"),
             (Variant::SvdThin, 66, 33, "tall"),
-            (Variant::SvdFull, 2048, 64, "jacobi"),
+            (Variant::SvdFull, 2048, 64, full_long),
             (Variant::SvdThin, 127, 64, "bidiag"),
             (Variant::SvdThin, 65, 33, "bidiag"),
             (Variant::SvdFull, 127, 64, "jacobi"),

@@ -862,6 +862,26 @@ fn eigh_every_cuda_kernel_f64() {
     every_cuda_kernel::<f64>(241);
 }
 
+/// Every CUDA eigh kernel forced (where a GPU is present) on a batch past 65536 matrices,
+/// one NaN matrix past the 65536th: cuSOLVER's batched call failed at 65536 matrices, so
+/// `cusolver` splits the batch (`cusolver::MAX_BATCHED`); the rest must take any batch.
+#[test]
+fn eigh_every_cuda_kernel_past_65536_matrices() {
+    if !backends(Op::Eigh).contains(&Backend::Cuda) {
+        return;
+    }
+    let mut g = rng(242);
+    let (n, count, nan_at) = (4, 70_001, 69_000);
+    let mats: Vec<M> = (0..count).map(|_| sym_gaussian(&mut g, n)).collect();
+    let mut inp = Input::<f32>::contiguous(&mats, &[count], n, n);
+    inp.set(nan_at, n - 1, 0, f32::NAN);
+    for k in batchlin::registry::kernels(Op::Eigh, Backend::Cuda) {
+        let opts = Options::with_kernel(Backend::Cuda, k.name);
+        let ctx = format!("float32 eigh {count}x{n}x{n} kernel {}", k.name);
+        check_forced_batch(&inp, Uplo::Lower, true, &opts, nan_at, tol::<f32>(), &ctx);
+    }
+}
+
 /// Every CUDA eigh kernel forced (where a GPU is present) from 48 to 256, where `block`
 /// takes the vectors by its fast path (twisted factorisations, kernels/eigh.cu
 /// `bl_eigh_fast`) or declines to tql2: Gaussian and graded matrices (the fast path), pairs

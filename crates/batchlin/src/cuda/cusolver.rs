@@ -25,7 +25,7 @@ use cudarc::driver::sys as cu;
 
 use super::driver::{launch, Device, RawStream, Scratch};
 use super::eigh::Call;
-use crate::{DType, Error, Problem, Real, Result};
+use crate::{DType, Error, Problem, Real, Result, Variant};
 
 type Handle = *mut c_void;
 type Status = i32;
@@ -219,9 +219,19 @@ pub(crate) fn supports_svd(p: &Problem) -> bool {
 /// docs/results/h200/2026-12-04-svd-fast-path: 1 of 128 4.65 / 4.96, 4 of 256 23.1 /
 /// 19.7, 16 of 256 23.0 / 99.6, 8 of 512 199 / 187, 32 of 512 231 / 490, 1 of 1024 1585 /
 /// 29): from 256 columns, up to q^2 / 16384 matrices (4 of 256, 16 of 512, 64 of 1024).
+///
+/// Full factors of a non-square matrix, which only `jacobi` takes among batchlin's kernels
+/// (beyond `warp`'s 64 rows), go to cuSOLVER from 128 rows (the longer side) up to
+/// p^2 / 2048 matrices: `jacobi` forms the p x p U and its time grows about as p^2.4,
+/// cuSOLVER's by 0.4-5 ms a matrix (H200, `batchlin tune`'s held-out shapes, 2026-12-05,
+/// docs/results/h200/2026-12-05-tune-first, `jacobi` / `cusolver` in ms: float32 3x462x24
+/// 118 / 3.3, 2x413x219 130 / 9.5, float64 12x47x669 260 / 29.5; below 128 rows `jacobi`
+/// wins: 16x5x87 2.1 / 6.9, float64 5x14x60 0.96 / 3.1).
 pub(crate) fn prefer_svd(p: &Problem) -> bool {
-    let q = p.m.min(p.n);
-    q >= 256 && p.batch.saturating_mul(16384) <= q * q
+    let (pp, q) = (p.m.max(p.n), p.m.min(p.n));
+    let few_large = q >= 256 && p.batch.saturating_mul(16384) <= q * q;
+    let full_rect = p.variant == Variant::SvdFull && pp != q;
+    few_large || (full_rect && pp >= 128 && p.batch.saturating_mul(2048) <= pp * pp)
 }
 
 /// The SVD of `batch` column-major m x n matrices (m >= n) at `a` (lda m, one after
@@ -427,6 +437,12 @@ struct CusEighArgs {
 /// into chunks of this size.
 const CHUNK_BYTES: usize = 1 << 30;
 
+/// The most matrices one `XsyevBatched` call is given: on the H200 (CUDA 13.0) it failed
+/// with status 7 (internal error) at 65536 matrices of 2x2 and 8x8 (`batchlin tune`,
+/// 2026-12-05, docs/results/h200/2026-12-05-tune-first), as a grid dimension of 65535
+/// would.
+const MAX_BATCHED: usize = 32_768;
+
 /// eigh of `c` through cuSOLVER, on `stream` of device `dev` (ordinal `ordinal`).
 ///
 /// # Safety
@@ -466,7 +482,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         "cusolverDn(S|D)syevd_bufferSize",
     )?;
     let per = (n * n + n) * es + 8;
-    let chunk = (CHUNK_BYTES / per).clamp(1, batch);
+    let chunk = (CHUNK_BYTES / per).clamp(1, batch).min(MAX_BATCHED);
     let mut sc = Scratch::new(stream);
     let work = sc.alloc(chunk * n * n * es)?;
     let wwork = sc.alloc(chunk * n * es)?;
