@@ -37,6 +37,7 @@ mod tests;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 
+use crate::cpu::pool;
 use crate::entry::{DeviceWords, InfoOut, Outputs, Request};
 use crate::place::{Place, Stream};
 use crate::plan::{KernelParams, Plan};
@@ -464,14 +465,15 @@ fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) ->
         let src = match a_leg.pin {
             None => req.a.as_ptr() as *const u8,
             Some(at) => {
-                let dst = pin.add(at);
+                let dst = std::slice::from_raw_parts_mut(pin.add(at), a_leg.bytes);
+                let bytes = |p: *const T| std::slice::from_raw_parts(p.cast::<u8>(), a_leg.bytes);
                 if a_leg.dense {
-                    std::ptr::copy_nonoverlapping(req.a.as_ptr() as *const u8, dst, a_leg.bytes);
+                    pool::copy(dst, bytes(req.a.as_ptr()));
                 } else {
                     let c = req.a.to_contiguous()?;
-                    std::ptr::copy_nonoverlapping(c.as_ptr() as *const u8, dst, a_leg.bytes);
+                    pool::copy(dst, bytes(c.as_ptr()));
                 }
-                dst as *const u8
+                pin.add(at) as *const u8
             }
         };
         driver::copy_to_device(a_leg.dev, src, a_leg.bytes, stream.0)?;
@@ -543,7 +545,10 @@ fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) ->
         for (v, lg) in outs.iter_mut().zip(&out_legs) {
             let Some(at) = lg.pin else { continue };
             if lg.dense {
-                std::ptr::copy_nonoverlapping(pin.add(at), v.as_mut_ptr() as *mut u8, lg.bytes);
+                pool::copy(
+                    std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, lg.bytes),
+                    std::slice::from_raw_parts(pin.add(at), lg.bytes),
+                );
             } else {
                 let src = std::slice::from_raw_parts(pin.add(at) as *const T, lg.bytes / es);
                 v.copy_from_contiguous(src)?;
@@ -594,7 +599,10 @@ pub(crate) fn time_copies(
             // hold `bytes`; every copy is synchronised before the next step.
             unsafe {
                 if !registered {
-                    std::ptr::copy_nonoverlapping(hp, pin, bytes);
+                    pool::copy(
+                        std::slice::from_raw_parts_mut(pin, bytes),
+                        std::slice::from_raw_parts(hp, bytes),
+                    );
                 }
                 driver::copy_to_device(buf.ptr, pin, bytes, stream.0)?;
                 stream.sync()?;
@@ -602,7 +610,10 @@ pub(crate) fn time_copies(
                 driver::copy_to_host(pin, buf.ptr, bytes, stream.0)?;
                 stream.sync()?;
                 if !registered {
-                    std::ptr::copy_nonoverlapping(pin, hp, bytes);
+                    pool::copy(
+                        std::slice::from_raw_parts_mut(hp, bytes),
+                        std::slice::from_raw_parts(pin, bytes),
+                    );
                 }
                 drop(stream);
                 if it > 0 {
