@@ -421,11 +421,11 @@ fn settled(readings: &[f64]) -> f64 {
 }
 
 /// The fixed shape timed before and after the grid: how far the machine drifted. Each
-/// reading is the median of 15 calls (about 25 ms on 2 cores, 128 matrices a thread); `settled` takes the
-/// end's time from `PROBE_READINGS` of them. On the GPU (`Data::Gpu`) the same shape, 16
-/// times the batch, with the data there, after half a second of calls: an idle GPU's
-/// clocks are low (345 against 1980 MHz on the H200), and the probe at the start must
-/// not read a cold GPU against the end's warm one.
+/// reading is the median of 15 calls (128 matrices a thread: about 25 ms on 2 cores);
+/// `settled` takes the end's time from `PROBE_READINGS` of them. On the GPU
+/// (`Data::Gpu`) a batch of 4096 with the data there, after half a second of calls: an
+/// idle GPU's clocks are low (345 against 1980 MHz on the H200), and the probe at the
+/// start must not read a cold GPU against the end's warm one.
 fn drift_probe(data: Data) -> f64 {
     // On the CPU 128 matrices a thread of the pool (256 on 2 threads): on the H200
     // machine's 16 a batch of 256 was a 0.2 ms call, the pool's wake-ups as much as the
