@@ -949,8 +949,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                 }
                 let ([(c, bad_c), (g, bad_g)], secs) =
                     grid_points(&s, v, dtype, gpu_timed, &gpu_points, &mut rng);
-                times.push_str(&format!(
-                    "{},{},{},{},{},{},{:.3},{:.3},{:.3}\n",
+                let _ = writeln!(
+                    times,
+                    "{},{},{},{},{},{},{:.3},{:.3},{:.3}",
                     v.name(),
                     dtype.name(),
                     s.batch,
@@ -960,7 +961,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                     secs[0],
                     secs[1],
                     secs[2]
-                ));
+                );
                 cpu_points.extend(c);
                 gpu_points.extend(g);
                 failed.extend(bad_c);

@@ -1219,9 +1219,10 @@ mod tests {
         let opts = Options::default();
         // 256 full factors of 2048 rows: cuSOLVER's where it loads (`prefer_svd`).
         let long = Problem::new(Variant::SvdFull, DType::F32, 256, 2048, 64);
-        let full_long = match cuda::cusolver::supports_svd(&long) {
-            true => "cusolver",
-            false => "jacobi",
+        let full_long = if cuda::cusolver::supports_svd(&long) {
+            "cusolver"
+        } else {
+            "jacobi"
         };
         for (variant, m, n, want) in [
             (Variant::SvdThin, 2048, 64, "tall"),
