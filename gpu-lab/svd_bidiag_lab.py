@@ -7,7 +7,7 @@ reflectors are applied): where the time goes. `nb16`, `nb32`: 16 or 32 reflector
 in bl_refl_apply (common.cu, shared with eigh) at every size (the kernel's rule: 32
 from 96 columns); `inline`: bl_refl_apply inlined (it is a call of its own); `noun`: its loops not unrolled (the library: by 4). With a path to an earlier svd.cu as its
 argument, that source is timed first (`base`; it must compile against today's
-common.cu). Earlier variants (register cap, rotation loads ahead, one division a
+common.cu; `base` runs under the layout of its day, ld odd). Earlier variants (register cap, rotation loads ahead, one division a
 rotation; forming Q and P) and what they found: docs/results/h200/2026-12-04-svd-bidiag,
 2026-12-04-svd-fast-path, 2026-12-04-svd-apply.
 
@@ -27,13 +27,13 @@ SVD = source("svd.cu")
 
 LAB = r"""
 extern "C" __global__ void __launch_bounds__(512, MINB) lab(const T* a, T* u, T* s, T* v, unsigned* info,
-        T* work, long long work_bs, int p, int q, int place) {
+        T* work, long long work_bs, int p, int q, int ldu, int place) {
     SvdArgs g{};
     g.a = a; g.a_bs = (bl_i64)p * q; g.a_rs = q; g.a_cs = 1;
     if (u) { g.x = u; g.x_bs = (bl_i64)p * q; g.x_rs = q; g.x_cs = 1;
              g.y = v; g.y_bs = (bl_i64)q * q; g.y_rs = q; g.y_cs = 1; }
     g.s = s; g.s_bs = q; g.s_cs = 1; g.info = info; g.work = work; g.work_bs = work_bs;
-    g.p = p; g.q = q; g.xcols = q; g.ldu = p | 1; g.ldv = q | 1; g.place = place;
+    g.p = p; g.q = q; g.xcols = q; g.ldu = ldu; g.ldv = q | 1; g.place = place;
     bl_svd_bidiag<T>(g);
 }
 """
@@ -65,11 +65,30 @@ def threads(p, q, vec):
     return min(max(-(-rows // 32) + 1, 2), 16) * 32
 
 
-def run(fn, a, vec, place, es=4):
+def layout(p, q, es, old=False):
+    """(ldu, small bytes, V's elements in shared memory) as cuda/svd.rs bidiag_shape;
+    `old`: the rule before the vectors down the columns (ld odd), for an earlier svd.cu."""
+    if old:
+        return p | 1, (16 * q + 2 * p + 32) * es + (q + 21) * 4, (q | 1) * q
+    vn = 16 // es
+    l = -(-p // vn)
+    pv = l * vn
+    return (l if l % 2 else l + 1) * vn, (16 * q + 2 * pv + 32) * es + (q + 21) * 4, -(-(q | 1) * q // vn) * vn
+
+
+def place_of(p, q, es, old=False):
+    """The library's place (cuda/svd.rs bidiag_shape): both in shared memory where three
+    blocks fit, V apart where A fits, else both apart."""
+    ld, small, velems = layout(p, q, es, old)
+    a_b, v_b = ld * q * es, velems * es
+    return 0 if small + a_b + v_b <= 232448 and 3 * (small + a_b + v_b) <= 232448 else 1 if small + a_b <= 232448 else 2
+
+
+def run(fn, a, vec, place, es=4, old=False):
     b, p, q = a.shape
-    ld, ldv = p | 1, q | 1
-    small = (16 * q + 2 * p + 32) * es + (q + 21) * 4
-    abytes, vbytes = ld * q * es, (ldv * q * es if vec else 0)
+    ld, small, velems = layout(p, q, es, old)
+    ldv = q | 1
+    abytes, vbytes = ld * q * es, (velems * es if vec else 0)
     if place == 0:
         smem, welems = small + abytes + vbytes, 0
     elif place == 1:
@@ -84,7 +103,7 @@ def run(fn, a, vec, place, es=4):
     s = cp.empty((b, q), dt)
     info = cp.zeros(b, cp.uint32)
     work = cp.empty(max(welems * b, 1), dt)
-    args = (a, u, s, v, info, work, np.int64(welems), np.int32(p), np.int32(q), np.int32(place))
+    args = (a, u, s, v, info, work, np.int64(welems), np.int32(p), np.int32(q), np.int32(ld), np.int32(place))
     call = lambda: fn((b,), (threads(p, q, vec),), args, shared_mem=smem)
     ms = median_ms(call)
     err = ""
@@ -108,7 +127,7 @@ def main():
     shapes = [(4096, 33, 33), (1024, 64, 64), (1024, 128, 128), (256, 256, 256)]
     data = {sh: cp.asarray(rng.standard_normal(sh).astype(npt)) for sh in shapes}
     rule = "#define BL_REFL_WIDE_FROM 96\n"
-    variants = ([("base", dict(src=open(base).read()))] if base else []) + [
+    variants = ([("base", dict(src=open(base).read(), old=True))] if base else []) + [
         ("full", {}), ("nb16", dict(subs=[(rule, rule.replace("96", "100000"))])),
         ("nb32", dict(subs=[(rule, rule.replace("96", "0"))])),
         ("inline", dict(subs=[("__device__ __noinline__ void bl_refl_apply(", "__device__ void bl_refl_apply(")])),
@@ -119,18 +138,15 @@ def main():
         variants = [v for v in variants if v[0] in pick.split(",")]
     minb = 2 if dtype == "float" else 1
     for name, kw in variants:
+        old = kw.pop("old", False)
         fn = build(minb=minb, dtype=dtype, **kw)
         print(f"== {name} ({dtype}): {fn.num_regs} registers, {fn.local_size_bytes} B local", flush=True)
         if os.environ.get("LAB_COMPILE_ONLY"):  # fill CuPy's kernel cache (CPU only)
             continue
         for sh in shapes:
             b, p, q = sh
-            # The library's place (cuda/svd.rs bidiag_shape): both in shared memory where
-            # three blocks fit, V apart where A fits, else both apart.
-            small = (16 * q + 2 * p + 32) * es + (q + 21) * 4
-            a_b, v_b = (p | 1) * q * es, (q | 1) * q * es
-            place = 0 if small + a_b + v_b <= 232448 and 3 * (small + a_b + v_b) <= 232448 else 1 if small + a_b <= 232448 else 2
-            ms, err = run(fn, data[sh], True, place, es)
+            place = place_of(p, q, es, old)
+            ms, err = run(fn, data[sh], True, place, es, old)
             print(f"  {b}x{p}x{q} place {place}: {ms:.3f} ms  {err if 'stop' not in name else ''}", flush=True)
 
 

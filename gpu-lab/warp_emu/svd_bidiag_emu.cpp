@@ -29,7 +29,9 @@ template <typename T> int svd(const T* a, int m, int n, int full, T* u, T* s, T*
         else { g.x = vh; g.x_rs = 1; g.x_cs = n; g.y = u; g.y_rs = k; g.y_cs = 1; }
     }
     g.info = info; g.p = p; g.q = q; g.xcols = q; g.sign_from_v = wide; g.nmat = 1;
-    g.ldu = p | 1; g.ldv = q | 1; g.place = 0;
+    // cuda/svd.rs ld_vectors: whole 16-byte vectors, an odd number of them.
+    const int vn = 16 / sizeof(T), l = (p + vn - 1) / vn;
+    g.ldu = (l % 2 ? l : l + 1) * vn; g.ldv = q | 1; g.place = 0;
     std::vector<T> work(5 * (size_t)q * q + 1);  // the fast path's scratch (cuda/svd.rs)
     g.work = work.data(); g.work_bs = (long long)work.size();
     run_one<T>(g);

@@ -50,17 +50,10 @@ pub(crate) struct Call {
     pub info: u64,
 }
 
-/// Elements of T in a 16-byte vector (kernels/common.cu `BlVec`).
-fn vec_elems(es: usize) -> usize {
-    16 / es
-}
-
-/// The work matrices' leading dimension: whole 16-byte vectors, an odd number of them, so
-/// that the tridiagonalisation's vector loads of 8 rows hit distinct shared-memory banks.
+/// The work matrices' leading dimension: rows in whole 16-byte vectors (the
+/// tridiagonalisation reads them so).
 fn ld(n: usize, es: usize) -> usize {
-    let vn = vec_elems(es);
-    let l = n.div_ceil(vn);
-    (if l % 2 == 1 { l } else { l + 1 }) * vn
+    super::ld_vectors(n, es)
 }
 
 /// Elements of T of the work matrix (A, with Q and then Z formed over it).
@@ -79,7 +72,7 @@ fn fast_elems(n: usize) -> usize {
 /// vectors), d, e, tau, two rotation slots, a reduction buffer, then the messages and the
 /// permutation as ints.
 fn small_bytes(n: usize, es: usize) -> usize {
-    (2 * n.next_multiple_of(vec_elems(es)) + 7 * n + 32) * es + (8 + n) * 4
+    (2 * n.next_multiple_of(16 / es) + 7 * n + 32) * es + (8 + n) * 4
 }
 
 /// The thread count: a row a thread up to 512 rows (the kernel's launch bound, which
@@ -251,25 +244,3 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
 /// Global scratch a launch may use when the work matrices do not fit in shared memory
 /// (the batch is split into launches that fit).
 pub(crate) const WORK_BYTES: usize = 1 << 30;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_are_whole_vectors_an_odd_number_of_them() {
-        for es in [4, 8] {
-            for n in 1..=300 {
-                let l = ld(n, es);
-                // Holds a row padded to whole 16-byte vectors (the kernel reads them).
-                assert!(
-                    l >= n.next_multiple_of(vec_elems(es)),
-                    "n {n} es {es}: ld {l}"
-                );
-                // 16 bytes mod 32: 8 rows' vectors hit distinct banks.
-                assert_eq!(l * es % 32, 16, "n {n} es {es}: ld {l}");
-                assert!(l < n + 2 * vec_elems(es), "n {n} es {es}: ld {l}");
-            }
-        }
-    }
-}

@@ -174,6 +174,16 @@ pub fn device_of(ptr: *const c_void) -> Result<usize> {
     driver::pointer_device(ptr as u64)
 }
 
+/// A work matrix's leading dimension for `rows` elements of `es` bytes read in 16-byte
+/// vectors (kernels/common.cu `BlVec`): whole vectors, an odd number of them, so that the
+/// vectors of 8 rows (or columns) at one offset hit distinct shared-memory banks. The eigh
+/// `block` and SVD `bidiag` kernels' reductions read their work matrix so.
+pub(crate) fn ld_vectors(rows: usize, es: usize) -> usize {
+    let vn = 16 / es;
+    let l = rows.div_ceil(vn);
+    (if l % 2 == 1 { l } else { l + 1 }) * vn
+}
+
 /// Run `req` by `plan` on the plan's device: in place for device data, through copies
 /// for host data.
 pub(crate) fn run<T: Real>(plan: &Plan, req: &mut Request<'_, T>) -> Result<()> {

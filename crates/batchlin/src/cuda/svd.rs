@@ -171,11 +171,12 @@ fn threads(p: usize, q: usize) -> usize {
         * 32
 }
 
-/// Bytes of the `bidiag` kernel's small vectors (always in shared memory): d, e, the two
-/// reflector scalars, two vectors of p, two slots of 6q rotations and a reduction buffer,
-/// then the permutation and the messages and flags as ints.
+/// Bytes of the `bidiag` kernel's small vectors (always in shared memory): two vectors of
+/// p (padded to whole 16-byte vectors), d, e, the two reflector scalars, two slots of 6q
+/// rotations and a reduction buffer, then the permutation and the messages and flags as
+/// ints.
 fn bidiag_small_bytes(p: usize, q: usize, es: usize) -> usize {
-    (16 * q + 2 * p + 32) * es + (q + 21) * 4
+    (16 * q + 2 * p.next_multiple_of(16 / es) + 32) * es + (q + 21) * 4
 }
 
 /// The `bidiag` kernel's threads: a warp for the QR iteration's chain and a row of U or V
@@ -264,9 +265,11 @@ fn bidiag_shape<T: Real>(
         )));
     }
     let es = std::mem::size_of::<T>();
-    let (ldu, ldv) = (p | 1, q | 1);
+    let (ldu, ldv) = (super::ld_vectors(p, es), q | 1);
     let small = bidiag_small_bytes(p, q, es);
-    let (a_bytes, v_bytes) = (ldu * q * es, if vectors { ldv * q * es } else { 0 });
+    // V in shared memory is padded to whole vectors (the small vectors after it aligned).
+    let v_elems = (ldv * q).next_multiple_of(16 / es);
+    let (a_bytes, v_bytes) = (ldu * q * es, if vectors { v_elems * es } else { 0 });
     // V in global scratch where A and V together would hold an SM to one or two blocks
     // (H200, 2026-12-04: 1024x128x128 float32 26.8 ms with V there, 56.7 with both in
     // shared memory; 1024x96x96 11.7 against 17.4); A too where A alone does not fit.

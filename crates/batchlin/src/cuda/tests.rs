@@ -1425,3 +1425,17 @@ fn sanitize_every_kernel() {
     run::<f32>(&wanted, small);
     run::<f64>(&wanted, small);
 }
+
+#[test]
+fn work_rows_are_whole_vectors_an_odd_number_of_them() {
+    for es in [4, 8] {
+        for n in 1..=300 {
+            let l = ld_vectors(n, es);
+            // Holds the rows padded to whole 16-byte vectors (the kernels read them so).
+            assert!(l >= n.next_multiple_of(16 / es), "n {n} es {es}: ld {l}");
+            // 16 bytes mod 32: the vectors of 8 rows at one offset hit distinct banks.
+            assert_eq!(l * es % 32, 16, "n {n} es {es}: ld {l}");
+            assert!(l < n + 2 * (16 / es), "n {n} es {es}: ld {l}");
+        }
+    }
+}

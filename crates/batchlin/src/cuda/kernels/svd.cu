@@ -706,6 +706,90 @@ __device__ void bl_gk_dots(const T* X, int is, int es, int i0, int i1, int e0, i
     }
 }
 
+// Where A (column-major, leading dimension a whole, odd number of 16-byte vectors:
+// cuda/svd.rs `ld_vectors`) is in shared memory, the bidiagonalisation's products and
+// rank-one updates go down the columns in 16-byte vectors, from the vector holding the
+// first row they change, rv (the rows before it weighted by zeros: read, and written back
+// unchanged); rows past p are zeros to the next vector (A's pad, and v's, w's, x's).
+
+// w[c] = scale * sum_{r >= rv} v[r] A[c][r] for c in [c0, c1): a group of G lanes (a
+// power of two) a column, as many groups as the block holds.
+template <typename T>
+__device__ void bl_gk_dots_cols(const T* A, int ld, int c0, int c1, int rv, int p, const T* v, T* w, T scale) {
+    constexpr int VN = BlVec<T>::N;
+    const int nc = c1 - c0;
+    if (nc <= 0) return;
+    int G = 1;
+    while (G < 32 && nc * G * 2 <= (int)blockDim.x) G *= 2;
+    const int tid = threadIdx.x, gl = tid & (G - 1), ng = blockDim.x / G;
+    for (int base = c0; base < c1; base += ng) {  // the same trip count in every lane (the shuffles)
+        const int c = base + tid / G;
+        T acc[VN] = {};
+        if (c < c1)
+            for (int r = rv + gl * VN; r < p; r += G * VN) {
+                T a[VN], x[VN];
+                BlVec<T>::ld(A + (bl_i64)c * ld + r, a);
+                BlVec<T>::ld(v + r, x);
+#pragma unroll
+                for (int u = 0; u < VN; ++u) acc[u] += a[u] * x[u];
+            }
+        T s = acc[0];
+#pragma unroll
+        for (int u = 1; u < VN; ++u) s += acc[u];
+        for (int off = G >> 1; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+        if (c < c1 && gl == 0) w[c] = scale * s;
+    }
+}
+
+// w[r] = scale * sum_{c in [c0, c1)} u[c] A[c][r] for the rows of the vectors from rv to p,
+// zero for the rows before r0: a group of G lanes a vector of rows.
+template <typename T>
+__device__ void bl_gk_dots_rows(const T* A, int ld, int c0, int c1, int rv, int r0, int p, const T* u, T* w,
+                                T scale) {
+    constexpr int VN = BlVec<T>::N;
+    const int nvec = (p - rv + VN - 1) / VN;
+    if (nvec <= 0) return;
+    int G = 1;
+    while (G < 32 && nvec * G * 2 <= (int)blockDim.x) G *= 2;
+    const int tid = threadIdx.x, gl = tid & (G - 1), ng = blockDim.x / G;
+    for (int base = 0; base < nvec; base += ng) {  // the same trip count in every lane (the shuffles)
+        const int vi = base + tid / G, r = rv + vi * VN;
+        T acc[VN] = {};
+        if (vi < nvec)
+            for (int c = c0 + gl; c < c1; c += G) {
+                T a[VN];
+                BlVec<T>::ld(A + (bl_i64)c * ld + r, a);
+                const T uc = u[c];
+#pragma unroll
+                for (int k = 0; k < VN; ++k) acc[k] += uc * a[k];
+            }
+        for (int off = G >> 1; off > 0; off >>= 1)
+#pragma unroll
+            for (int k = 0; k < VN; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], off);
+        if (vi < nvec && gl == 0)
+#pragma unroll
+            for (int k = 0; k < VN; ++k)
+                if (r + k < p) w[r + k] = r + k >= r0 ? scale * acc[k] : T(0);
+    }
+}
+
+// A[c][r] -= y[c] x[r] for c in [c0, c1) and the rows of the vectors from rv (x zero on the
+// rows to leave as they are): a thread a vector.
+template <typename T> __device__ void bl_gk_rank1(T* A, int ld, int c0, int c1, int rv, int p, const T* x, const T* y) {
+    constexpr int VN = BlVec<T>::N;
+    const int nvec = (p - rv + VN - 1) / VN, total = (c1 - c0) * nvec;
+    for (int idx = threadIdx.x; idx < total; idx += blockDim.x) {
+        const int c = c0 + idx / nvec, r = rv + (idx - (idx / nvec) * nvec) * VN;
+        T a[VN], xv[VN];
+        BlVec<T>::ld(A + (bl_i64)c * ld + r, a);
+        BlVec<T>::ld(x + r, xv);
+        const T yc = y[c];
+#pragma unroll
+        for (int k = 0; k < VN; ++k) a[k] -= yc * xv[k];
+        BlVec<T>::st(A + (bl_i64)c * ld + r, a);
+    }
+}
+
 // LAPACK xORG2R in place on the column-major m x k block X (leading dimension ld): on
 // entry column j holds reflector j below row j (its 1 at row j implicit), tau[j] its
 // scalar; on exit the first k columns of H_0 ... H_{k-1}. w: k elements of scratch.
@@ -1028,6 +1112,9 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     const bool vec = g.x != nullptr;
     T* sm = reinterpret_cast<T*>(bl_smem);
     T* gw = g.work ? reinterpret_cast<T*>(g.work) + (bl_i64)blockIdx.x * g.work_bs : nullptr;  // per launch
+    constexpr int VN = BlVec<T>::N;
+    const int pv = (p + VN - 1) / VN * VN;  // p to whole vectors
+    const bool vecs = g.place != 2;         // A in shared memory: the products by vectors
     T* A;
     T* V = nullptr;
     if (g.place == 2) {
@@ -1040,22 +1127,25 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
             V = gw;
         } else if (vec) {
             V = sm;
-            sm += (bl_i64)ldv * q;
+            sm += ((bl_i64)ldv * q + VN - 1) / VN * VN;  // the small vectors 16-byte aligned
         }
     }
-    T* d = sm;            // q: the diagonal, then the singular values
+    T* vv = sm;           // pv: a left reflector, then U's inverse column norms
+    T* wv = vv + pv;      // pv: products, then V's inverse column norms
+    T* d = wv + pv;       // q: the diagonal, then the singular values
     T* e = d + q;         // q: the superdiagonal, then rv1 (rv1[i] couples d[i-1], d[i])
     T* tauq = e + q;      // q: left reflectors' scalars, then the output signs
     T* taup = tauq + q;   // q: right reflectors' scalars, then vneg
-    T* vv = taup + q;     // p: a left reflector, then U's inverse column norms
-    T* wv = vv + p;       // p: products, then V's inverse column norms
-    T* rot = wv + p;      // two slots of 6q rotations
+    T* rot = taup + q;    // two slots of 6q rotations
     T* red = rot + 12 * q;  // 32
     int* perm = reinterpret_cast<int*>(red + 32);  // q
     int* msg = perm + q;  // two slots of 8, iters and conv, the fast path's three flags
 
     int es;
     if (!bl_svd_load<T>(g, b, A, ld, q, red, es)) return;
+    // Zeros where the vectors reach past p: A's pad rows, v's and w's tails.
+    for (int idx = tid; idx < q * (pv - p); idx += nt) A[(bl_i64)(idx / (pv - p)) * ld + p + idx % (pv - p)] = T(0);
+    for (int r = p + tid; r < pv; r += nt) vv[r] = wv[r] = T(0);
     T* sp = reinterpret_cast<T*>(g.s) + b * g.s_bs;
     T* xp = vec ? reinterpret_cast<T*>(g.x) + b * g.x_bs : nullptr;
     T* yp = vec ? reinterpret_cast<T*>(g.y) + b * g.y_bs : nullptr;
@@ -1071,8 +1161,9 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         T beta, t, scal;
         bl_householder(ai[i], ss, beta, t, scal);
         __syncthreads();  // every thread has read ai[i]
-        for (int r = i + tid; r < p; r += nt) {
-            const T v = r == i ? T(1) : ai[r] * scal;
+        const int rv = vecs ? i / VN * VN : i;  // the vector holding row i
+        for (int r = rv + tid; r < p; r += nt) {
+            const T v = r < i ? T(0) : r == i ? T(1) : ai[r] * scal;
             vv[r] = v;
             if (r > i) ai[r] = v;
         }
@@ -1082,12 +1173,18 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         }
         __syncthreads();
         if (t != T(0) && i + 1 < q) {
-            bl_gk_dots(A, ld, 1, i + 1, q, i, p, vv, wv, t);
-            __syncthreads();
-            const int nr = p - i, total = (q - i - 1) * nr;
-            for (int idx = tid; idx < total; idx += nt) {
-                const int c = i + 1 + idx / nr, r = i + idx % nr;
-                A[(bl_i64)c * ld + r] -= wv[c] * vv[r];
+            if (vecs) {
+                bl_gk_dots_cols(A, ld, i + 1, q, rv, p, vv, wv, t);
+                __syncthreads();
+                bl_gk_rank1(A, ld, i + 1, q, rv, p, vv, wv);
+            } else {
+                bl_gk_dots(A, ld, 1, i + 1, q, i, p, vv, wv, t);
+                __syncthreads();
+                const int nr = p - i, total = (q - i - 1) * nr;
+                for (int idx = tid; idx < total; idx += nt) {
+                    const int c = i + 1 + idx / nr, r = i + idx % nr;
+                    A[(bl_i64)c * ld + r] -= wv[c] * vv[r];
+                }
             }
             __syncthreads();
         }
@@ -1113,12 +1210,19 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         }
         __syncthreads();
         if (t != T(0)) {
-            bl_gk_dots(A, 1, ld, i + 1, p, i + 1, q, ub, wv, t);
-            __syncthreads();
-            const int nr = p - i - 1, total = (q - i - 1) * nr;
-            for (int idx = tid; idx < total; idx += nt) {
-                const int c = i + 1 + idx / nr, r = i + 1 + idx % nr;
-                A[(bl_i64)c * ld + r] -= wv[r] * ub[c];
+            if (vecs) {
+                const int rw = (i + 1) / VN * VN;  // the vector holding row i + 1
+                bl_gk_dots_rows(A, ld, i + 1, q, rw, i + 1, p, ub, wv, t);
+                __syncthreads();
+                bl_gk_rank1(A, ld, i + 1, q, rw, p, wv, ub);
+            } else {
+                bl_gk_dots(A, 1, ld, i + 1, p, i + 1, q, ub, wv, t);
+                __syncthreads();
+                const int nr = p - i - 1, total = (q - i - 1) * nr;
+                for (int idx = tid; idx < total; idx += nt) {
+                    const int c = i + 1 + idx / nr, r = i + 1 + idx % nr;
+                    A[(bl_i64)c * ld + r] -= wv[r] * ub[c];
+                }
             }
             __syncthreads();
         }
