@@ -146,7 +146,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "block",
         about: "a block a matrix: tridiagonalisation and implicit QL, in shared memory where it fits (any n)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_block(p, caps)),
-        version: 1,
+        version: 2,
     },
     Kernel {
         op: Op::Eigh,
@@ -182,7 +182,7 @@ pub static KERNELS: &[Kernel] = &[
         about: "Golub-Kahan bidiagonalisation and the implicit-shift bidiagonal QR (values by \
                 bisection), a block a matrix (thin factors, values, full ones when square)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_bidiag(p, caps)),
-        version: 1,
+        version: 2,
     },
     Kernel {
         op: Op::Svd,

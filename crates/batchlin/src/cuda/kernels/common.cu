@@ -259,6 +259,44 @@ template <> struct BlVec<double> {
     }
 };
 
+// Lanes an item for bl_vec_dots: the largest power of two up to gmax at which twice the
+// items' lanes still fit in the block.
+__device__ __forceinline__ int bl_vec_lanes(int items, int gmax) {
+    int g = 1;
+    while (g < gmax && 2 * g * items <= (int)blockDim.x) g *= 2;
+    return g;
+}
+
+// w[i] = scale * sum_{c >= c0} X[i * ld + c] v[c] for the items i in [i0, i1), each item's
+// entries contiguous from c0 (a whole vector) to n, read in 16-byte vectors from shared
+// memory (BlVec::ld; ld whole vectors, X and v readable to the vector holding n - 1, and
+// zero, or weighted by zeros, where they are not to count). A group of g lanes (a power
+// of two up to 32: bl_vec_lanes) an item, as many groups as the block holds, the group's
+// partial sums added by shuffles: the same trip count in every lane. eigh `block`'s rows
+// (p = tau A v) and the SVD `bidiag`'s columns (w = tau A^T v).
+template <typename T>
+__device__ void bl_vec_dots(const T* X, int ld, int i0, int i1, int c0, int n, const T* v, T* w, T scale, int g) {
+    constexpr int VN = BlVec<T>::N;
+    const int tid = threadIdx.x, gl = tid & (g - 1), ng = blockDim.x / g;
+    for (int base = i0; base < i1; base += ng) {
+        const int i = base + tid / g;
+        T acc[VN] = {};
+        if (i < i1)
+            for (int c = c0 + gl * VN; c < n; c += g * VN) {
+                T a[VN], x[VN];
+                BlVec<T>::ld(X + (bl_i64)i * ld + c, a);
+                BlVec<T>::ld(v + c, x);
+#pragma unroll
+                for (int u = 0; u < VN; ++u) acc[u] += a[u] * x[u];
+            }
+        T s = acc[0];
+#pragma unroll
+        for (int u = 1; u < VN; ++u) s += acc[u];
+        for (int off = g >> 1; off > 0; off >>= 1) s += bl_shfl_xor(s, off);
+        if (i < i1 && gl == 0) w[i] = scale * s;
+    }
+}
+
 // Householder reflector of a column with leading entry alpha and sub-diagonal sum of
 // squares ss, as LAPACK's xLARFG: H x = beta e1 with v = x / (alpha - beta) below the
 // diagonal; tau = 0 (H = I) when ss is below the smallest normal number.

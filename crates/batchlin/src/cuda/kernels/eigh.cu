@@ -251,141 +251,100 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
 
     // Tridiagonalisation: step k reduces column k below its sub-diagonal; the reflector
     // (v[k+1] = 1) is kept in column k below row k+1 for forming Q.
+    // A is symmetric, so the products read and update rows or columns alike. In shared
+    // memory by rows, a group of lpr lanes a row, in 16-byte vectors from the vector holding
+    // column k + 1 (v and p zero before it: those columns, the reflectors', are read and
+    // left as they are); a thread's vector loads of 8 rows hit distinct banks (ld). Three
+    // barriers a step and no block reduction there: the reflector; p = tau A22 v; then
+    // every thread sums p.v itself and updates its rows, A22 -= v w^T + w v^T with
+    // w = p - (tau/2)(p.v) v, each row leaving the square of its new entry in column k + 1
+    // in csq, which every thread of the next step sums itself for that column's norm. In
+    // global memory a thread a column, so that a warp's loads are consecutive (coalesced),
+    // the norm and p.v by block reductions.
     const bool rows = !p.a_global;
-    if (rows) {
-        // In shared memory, by rows (A is symmetric), a group of lpr lanes a row, in 16-byte
-        // vectors from the vector holding column k + 1 (v and p zero before it: those
-        // columns, the reflectors', are read and left as they are); a thread's vector loads
-        // of 8 rows hit distinct banks (ld). Three barriers a step and no block reduction:
-        // the reflector; p = tau A22 v; then every thread sums p.v itself and updates its
-        // rows, A22 -= v w^T + w v^T with w = p - (tau/2)(p.v) v, each row leaving the
-        // square of its new entry in column k + 1 in csq, which every thread of the next
-        // step sums itself for that column's norm.
-        int lpr = 1;
-        while (lpr < 4 && 2 * lpr * n <= nt) lpr *= 2;
-        const int grp = tid / lpr, gl = tid - grp * lpr, ngrp = nt / lpr;
-        T* csq = rot;  // n: column k + 1's squares by row (rot is free until tql2)
-        bool have_ss = false;
-        for (int k = 0; k < n - 1; ++k) {
-            const int r0 = k + 1, j0 = r0 / VN * VN;
-            T ss = T(0);
-            if (have_ss) {  // rows r0 + 1.. of column k, summed in every thread alike
-                for (int i = r0 + 1; i < n; ++i) ss += csq[i];
-            } else {
-                T part = T(0);
-                for (int i = r0 + 1 + tid; i < n; i += nt) {
-                    const T x = A[(bl_i64)i * ld + k];
-                    part += x * x;
-                }
-                ss = bl_sum_all(part, red);
-            }
-            T beta, t, scal;
-            bl_householder(A[(bl_i64)r0 * ld + k], ss, beta, t, scal);
-            for (int i = j0 + tid; i < n; i += nt) vv[i] = i < r0 ? T(0) : i == r0 ? T(1) : A[(bl_i64)i * ld + k] * scal;
-            for (int i = j0 + tid; i < r0; i += nt) pp[i] = T(0);
-            if (tid == 0) {
-                e[k] = beta;
-                tau[k] = t;
-                d[k] = A[(bl_i64)k * ld + k];
-            }
-            __syncthreads();
-            if (t != T(0)) {
-                for (int i0 = r0; i0 < n; i0 += ngrp) {  // the same trip count in every lane (the shuffles)
-                    const int i = i0 + grp;
-                    T acc[VN] = {};
-                    if (i < n)
-                        for (int c = j0 + gl * VN; c < n; c += lpr * VN) {
-                            T a[VN], x[VN];
-                            BlVec<T>::ld(A + (bl_i64)i * ld + c, a);
-                            BlVec<T>::ld(vv + c, x);
-#pragma unroll
-                            for (int u = 0; u < VN; ++u) acc[u] += a[u] * x[u];
-                        }
-                    T sm_ = acc[0];
-#pragma unroll
-                    for (int u = 1; u < VN; ++u) sm_ += acc[u];
-                    for (int off = lpr >> 1; off > 0; off >>= 1) sm_ += bl_shfl_xor(sm_, off);
-                    if (i < n && gl == 0) pp[i] = t * sm_;
-                }
-                __syncthreads();
-                T pv[VN] = {};
-                for (int c = j0; c < n; c += VN) {
-                    T x[VN], y[VN];
-                    BlVec<T>::ld(vv + c, x);
-                    BlVec<T>::ld(pp + c, y);
-#pragma unroll
-                    for (int u = 0; u < VN; ++u) pv[u] += x[u] * y[u];
-                }
-                T dot = pv[0];
-#pragma unroll
-                for (int u = 1; u < VN; ++u) dot += pv[u];
-                const T kk = -(T(0.5) * t) * dot;  // w = p + kk v
-                for (int i = r0 + grp; i < n; i += ngrp) {
-                    const T vi = vv[i], wi = pp[i] + kk * vi;
-                    for (int c = j0 + gl * VN; c < n; c += lpr * VN) {
-                        T a[VN], x[VN], y[VN];
-                        BlVec<T>::ld(A + (bl_i64)i * ld + c, a);
-                        BlVec<T>::ld(vv + c, x);
-                        BlVec<T>::ld(pp + c, y);
-#pragma unroll
-                        for (int u = 0; u < VN; ++u) a[u] -= vi * (y[u] + kk * x[u]) + wi * x[u];
-                        if (c == j0) {  // the vector holding columns k (if here) and k + 1
-                            csq[i] = a[r0 - j0] * a[r0 - j0];
-                            // Column k (reflector storage): its entry, unchanged above (v
-                            // and p are zero there), becomes the reflector's.
-                            if (k >= j0 && i > r0) a[k - j0] = vv[i];
-                        }
-                        BlVec<T>::st(A + (bl_i64)i * ld + c, a);
-                    }
-                }
-            }
-            // The reflector into column k, where no vector store above wrote it.
-            if (t == T(0) || k < j0)
-                for (int i = r0 + 1 + tid; i < n; i += nt) A[(bl_i64)i * ld + k] = vv[i];
-            have_ss = t != T(0);
-            __syncthreads();
-        }
-    } else {
-        // In global memory, a thread a column, so that a warp's loads are consecutive
-        // (coalesced).
-        for (int k = 0; k < n - 1; ++k) {
-            const int r0 = k + 1;
+    const int lpr = rows ? bl_vec_lanes(n, 4) : 1;
+    const int grp = tid / lpr, gl = tid - grp * lpr, ngrp = nt / lpr;
+    T* csq = rot;          // n: column k + 1's squares by row (rot is free until tql2)
+    bool have_ss = false;  // csq holds column k's squares (rows)
+    for (int k = 0; k < n - 1; ++k) {
+        const int r0 = k + 1, j0 = rows ? r0 / VN * VN : r0;
+        T ss = T(0);
+        if (have_ss) {  // rows r0 + 1.. of column k, summed in every thread alike
+            for (int i = r0 + 1; i < n; ++i) ss += csq[i];
+        } else {
             T part = T(0);
             for (int i = r0 + 1 + tid; i < n; i += nt) {
                 const T x = A[(bl_i64)i * ld + k];
                 part += x * x;
             }
-            const T ss = bl_sum_all(part, red);
-            T beta, t, scal;
-            bl_householder(A[(bl_i64)r0 * ld + k], ss, beta, t, scal);
-            for (int i = r0 + tid; i < n; i += nt) vv[i] = i == r0 ? T(1) : A[(bl_i64)i * ld + k] * scal;
-            if (tid == 0) {
-                e[k] = beta;
-                tau[k] = t;
-                d[k] = A[(bl_i64)k * ld + k];
-            }
-            __syncthreads();
-            if (t != T(0)) {
-                // p = tau A22 v; w = p - (tau/2)(p.v) v; A22 -= v w^T + w v^T.
-                T part2 = T(0);
-                for (int i = r0 + tid; i < n; i += nt) {
-                    T s2 = T(0);
-                    for (int j = r0; j < n; ++j) s2 += A[(bl_i64)j * ld + i] * vv[j];
-                    pp[i] = t * s2;
-                    part2 += pp[i] * vv[i];
-                }
-                const T kk = -(T(0.5) * t) * bl_sum_all(part2, red);  // a barrier where 2+ warps
-                __syncwarp();  // one warp: p's entries from other lanes
-                for (int i = r0 + tid; i < n; i += nt) pp[i] += kk * vv[i];
-                __syncthreads();
-                for (int i = r0 + tid; i < n; i += nt) {
-                    const T vi = vv[i], wi = pp[i];
-                    for (int j = r0; j < n; ++j) A[(bl_i64)j * ld + i] -= vi * pp[j] + wi * vv[j];
-                }
-            }
-            for (int i = r0 + 1 + tid; i < n; i += nt) A[(bl_i64)i * ld + k] = vv[i];
-            __syncthreads();
+            ss = bl_sum_all(part, red);
         }
+        T beta, t, scal;
+        bl_householder(A[(bl_i64)r0 * ld + k], ss, beta, t, scal);
+        for (int i = j0 + tid; i < n; i += nt) vv[i] = i < r0 ? T(0) : i == r0 ? T(1) : A[(bl_i64)i * ld + k] * scal;
+        for (int i = j0 + tid; i < r0; i += nt) pp[i] = T(0);
+        if (tid == 0) {
+            e[k] = beta;
+            tau[k] = t;
+            d[k] = A[(bl_i64)k * ld + k];
+        }
+        __syncthreads();
+        if (t != T(0) && rows) {
+            bl_vec_dots(A, ld, r0, n, j0, n, vv, pp, t, lpr);  // p = tau A22 v
+            __syncthreads();
+            T pv[VN] = {};
+            for (int c = j0; c < n; c += VN) {
+                T x[VN], y[VN];
+                BlVec<T>::ld(vv + c, x);
+                BlVec<T>::ld(pp + c, y);
+#pragma unroll
+                for (int u = 0; u < VN; ++u) pv[u] += x[u] * y[u];
+            }
+            T dot = pv[0];
+#pragma unroll
+            for (int u = 1; u < VN; ++u) dot += pv[u];
+            const T kk = -(T(0.5) * t) * dot;  // w = p + kk v
+            for (int i = r0 + grp; i < n; i += ngrp) {
+                const T vi = vv[i], wi = pp[i] + kk * vi;
+                for (int c = j0 + gl * VN; c < n; c += lpr * VN) {
+                    T a[VN], x[VN], y[VN];
+                    BlVec<T>::ld(A + (bl_i64)i * ld + c, a);
+                    BlVec<T>::ld(vv + c, x);
+                    BlVec<T>::ld(pp + c, y);
+#pragma unroll
+                    for (int u = 0; u < VN; ++u) a[u] -= vi * (y[u] + kk * x[u]) + wi * x[u];
+                    if (c == j0) {  // the vector holding columns k (if here) and k + 1
+                        csq[i] = a[r0 - j0] * a[r0 - j0];
+                        // Column k (reflector storage): its entry, unchanged above (v and p
+                        // are zero there), becomes the reflector's.
+                        if (k >= j0 && i > r0) a[k - j0] = vv[i];
+                    }
+                    BlVec<T>::st(A + (bl_i64)i * ld + c, a);
+                }
+            }
+        } else if (t != T(0)) {
+            // p = tau A22 v; w = p - (tau/2)(p.v) v; A22 -= v w^T + w v^T.
+            T part2 = T(0);
+            for (int i = r0 + tid; i < n; i += nt) {
+                T s = T(0);
+                for (int j = r0; j < n; ++j) s += A[(bl_i64)j * ld + i] * vv[j];
+                pp[i] = t * s;
+                part2 += pp[i] * vv[i];
+            }
+            const T kk = -(T(0.5) * t) * bl_sum_all(part2, red);  // a barrier where 2+ warps
+            __syncwarp();  // one warp: p's entries from other lanes
+            for (int i = r0 + tid; i < n; i += nt) pp[i] += kk * vv[i];
+            __syncthreads();
+            for (int i = r0 + tid; i < n; i += nt) {
+                const T vi = vv[i], wi = pp[i];
+                for (int j = r0; j < n; ++j) A[(bl_i64)j * ld + i] -= vi * pp[j] + wi * vv[j];
+            }
+        }
+        // The reflector into column k, where no vector store above wrote it.
+        if (!rows || t == T(0) || k < j0)
+            for (int i = r0 + 1 + tid; i < n; i += nt) A[(bl_i64)i * ld + k] = vv[i];
+        have_ss = rows && t != T(0);
+        __syncthreads();
     }
     if (tid == 0) {
         d[n - 1] = A[(bl_i64)(n - 1) * ld + n - 1];

@@ -710,36 +710,9 @@ __device__ void bl_gk_dots(const T* X, int is, int es, int i0, int i1, int e0, i
 // cuda/svd.rs `ld_vectors`) is in shared memory, the bidiagonalisation's products and
 // rank-one updates go down the columns in 16-byte vectors, from the vector holding the
 // first row they change, rv (the rows before it weighted by zeros: read, and written back
-// unchanged); rows past p are zeros to the next vector (A's pad, and v's, w's, x's).
-
-// w[c] = scale * sum_{r >= rv} v[r] A[c][r] for c in [c0, c1): a group of G lanes (a
-// power of two) a column, as many groups as the block holds.
-template <typename T>
-__device__ void bl_gk_dots_cols(const T* A, int ld, int c0, int c1, int rv, int p, const T* v, T* w, T scale) {
-    constexpr int VN = BlVec<T>::N;
-    const int nc = c1 - c0;
-    if (nc <= 0) return;
-    int G = 1;
-    while (G < 32 && nc * G * 2 <= (int)blockDim.x) G *= 2;
-    const int tid = threadIdx.x, gl = tid & (G - 1), ng = blockDim.x / G;
-    for (int base = c0; base < c1; base += ng) {  // the same trip count in every lane (the shuffles)
-        const int c = base + tid / G;
-        T acc[VN] = {};
-        if (c < c1)
-            for (int r = rv + gl * VN; r < p; r += G * VN) {
-                T a[VN], x[VN];
-                BlVec<T>::ld(A + (bl_i64)c * ld + r, a);
-                BlVec<T>::ld(v + r, x);
-#pragma unroll
-                for (int u = 0; u < VN; ++u) acc[u] += a[u] * x[u];
-            }
-        T s = acc[0];
-#pragma unroll
-        for (int u = 1; u < VN; ++u) s += acc[u];
-        for (int off = G >> 1; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
-        if (c < c1 && gl == 0) w[c] = scale * s;
-    }
-}
+// unchanged); rows past p are zeros to the next vector (A's pad, and v's, w's, x's). The
+// product down the columns, w = tau A^T v, is bl_vec_dots (common.cu; a group of lanes a
+// column).
 
 // w[r] = scale * sum_{c in [c0, c1)} u[c] A[c][r] for the rows of the vectors from rv to p,
 // zero for the rows before r0: a group of G lanes a vector of rows.
@@ -1174,7 +1147,7 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         __syncthreads();
         if (t != T(0) && i + 1 < q) {
             if (vecs) {
-                bl_gk_dots_cols(A, ld, i + 1, q, rv, p, vv, wv, t);
+                bl_vec_dots(A, ld, i + 1, q, rv, p, vv, wv, t, bl_vec_lanes(q - i - 1, 32));
                 __syncthreads();
                 bl_gk_rank1(A, ld, i + 1, q, rv, p, vv, wv);
             } else {
