@@ -42,13 +42,18 @@ def main():
         if op == "eigh":
             a = (a + a.swapaxes(-1, -2)) / 2
         call = getattr(batchlin, op)
-        call(a)  # warm-up: the first call opens the device and loads kernels
-        times = []
-        for _ in range(args.repeats):
-            t0 = time.perf_counter()
-            call(a)
-            times.append((time.perf_counter() - t0) * 1e3)
         plan = batchlin.backend_for(op, a.shape, args.dtype).plan.replace(",", ";")
+        try:
+            call(a)  # warm-up: the first call opens the device and loads kernels
+            times = []
+            for _ in range(args.repeats):
+                t0 = time.perf_counter()
+                call(a)
+                times.append((time.perf_counter() - t0) * 1e3)
+        except Exception as e:  # one shape's failure is a result, not the run's end
+            why = f"{type(e).__name__}: {e}".replace(",", ";").replace("\n", " ")
+            print(f"{args.label},{op},{b},{m},{n},{args.dtype},,,{plan}; {why}", flush=True)
+            continue
         print(
             f"{args.label},{op},{b},{m},{n},{args.dtype},{statistics.median(times):.4f},"
             f"{min(times):.4f},{plan}",

@@ -207,21 +207,30 @@ fn time_on<T: Real>(
     opts: &Options,
     on: &On<T>,
     reps: usize,
+    outputs: bool,
 ) -> batchlin::Result<timing::Timing<T>> {
     match on {
         On::Host(refs) => timing::time_host(p, opts, refs, reps),
-        On::Gpu(dev) => timing::time_device_on(p, dev, opts, reps),
+        On::Gpu(dev) => timing::time_device_on(p, dev, opts, reps, outputs),
     }
 }
 
-/// `reps` timed calls of kernel `k` on `p` on the inputs `on`.
+/// `reps` timed calls of kernel `k` on `p` on the inputs `on`; the last call's outputs
+/// on the host where `outputs` (the pilot's check reads them).
 fn time<T: Real>(
     k: &'static Kernel,
     p: &Problem,
     on: &On<T>,
     reps: usize,
+    outputs: bool,
 ) -> batchlin::Result<timing::Timing<T>> {
-    time_on(p, &Options::with_kernel(k.backend, k.name), on, reps)
+    time_on(
+        p,
+        &Options::with_kernel(k.backend, k.name),
+        on,
+        reps,
+        outputs,
+    )
 }
 
 /// One kernel's first call at one shape, checked: its microseconds, or why it was left
@@ -232,7 +241,7 @@ fn pilot<T: Real>(
     on: &On<T>,
     inputs: &[batchlin::Tensor<T>],
 ) -> Result<f64, String> {
-    let t = time(k, p, on, 1).map_err(|e| e.to_string())?;
+    let t = time(k, p, on, 1, true).map_err(|e| e.to_string())?;
     let err = check::max_error(p.variant, &inputs[t.last_input], &t.outputs, 2);
     let bound = check::bound::<T>(p.op(), p.m.max(p.n));
     if !(err <= bound) || t.info.iter().any(|i| i.nonfinite() || i.not_converged()) {
@@ -374,7 +383,7 @@ fn shape_points<T: Real>(
                 continue;
             }
             let k = ok[i].0;
-            match time(k, &p, &on, reps.div_ceil(n_rounds)) {
+            match time(k, &p, &on, reps.div_ceil(n_rounds), false) {
                 Ok(t) => {
                     for (r, x) in rounds[i].iter_mut().zip([t.ms, t.p25_ms, t.p75_ms]) {
                         r.push(x * 1e3);
@@ -463,13 +472,13 @@ fn drift_probe(data: Data) -> f64 {
     if data == Data::Gpu {
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_millis(500) {
-            if time_on(&p, &opts, &on, 15).is_err() {
+            if time_on(&p, &opts, &on, 15, false).is_err() {
                 return f64::NAN;
             }
         }
     }
     let readings: Vec<f64> = (0..PROBE_READINGS)
-        .map(|_| time_on(&p, &opts, &on, 15).map_or(f64::NAN, |t| t.ms))
+        .map(|_| time_on(&p, &opts, &on, 15, false).map_or(f64::NAN, |t| t.ms))
         .collect();
     settled(&readings)
 }

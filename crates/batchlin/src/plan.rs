@@ -702,17 +702,6 @@ mod tests {
     use crate::cuda::DeviceCaps;
     use crate::problem::TileConfig;
 
-    fn h200() -> DeviceCaps {
-        DeviceCaps {
-            ordinal: 0,
-            name: "test".into(),
-            sm_count: 132,
-            cc: (9, 0),
-            smem_optin: 232448,
-            driver_version: 13000,
-        }
-    }
-
     #[test]
     fn tile_configs_parse_and_are_checked() {
         let t: TileConfig = "64x64/4x16/b8/c8x8/s0".parse().unwrap();
@@ -734,7 +723,7 @@ mod tests {
             let e = bad.parse::<TileConfig>().unwrap_err();
             assert_eq!(e.kind(), "argument", "{bad}: {e}");
         }
-        let caps = h200();
+        let caps = DeviceCaps::h200();
         let p = |m, n| Problem::new(Variant::QrReduced, DType::F32, 8, m, n);
         cuda::qr::check_tile_config(&p(64, 64), &caps, &t).unwrap();
         cuda::qr::check_tile_config(&p(40, 10), &caps, &t).unwrap();
@@ -1028,7 +1017,7 @@ mod tests {
     /// data is routed by the GPU's table alone.
     #[test]
     fn a_gpu_table_takes_host_data_where_copies_and_all_are_faster() {
-        let caps = h200();
+        let caps = DeviceCaps::h200();
         let p = Problem::new(Variant::QrReduced, DType::F32, 4096, 32, 32);
         let cpu_kernels = [("qr/cpu-small/small", 7000.0), ("qr/cpu-faer/faer", 9000.0)];
         let gpu_kernels: Vec<&Kernel> = registry::KERNELS
@@ -1161,7 +1150,7 @@ mod tests {
     /// except full factors of a non-square matrix, which go to `jacobi`.
     #[test]
     fn svd_shapes_go_to_the_warp_kernel_where_they_fit() {
-        let caps = h200();
+        let caps = DeviceCaps::h200();
         let t = Target::Cuda(&caps);
         for (dtype, rows) in [(DType::F32, 64), (DType::F64, 32)] {
             for variant in [Variant::SvdThin, Variant::SvdFull, Variant::Svdvals] {
@@ -1215,7 +1204,7 @@ mod tests {
     /// (`bidiag` for a square matrix, else `jacobi`, or cuSOLVER for a few long ones).
     #[test]
     fn far_from_square_svds_go_to_the_tall_kernel() {
-        let caps = h200();
+        let caps = DeviceCaps::h200();
         let opts = Options::default();
         // 256 full factors of 2048 rows: cuSOLVER's where it loads (`prefer_svd`).
         let long = Problem::new(Variant::SvdFull, DType::F32, 256, 2048, 64);

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::info::Info;
 use crate::place::{Place, Stream};
 use crate::plan::{self, Plan};
-use crate::problem::{Options, Problem};
+use crate::problem::{Backend, Options, Problem};
 use crate::scalar::Real;
 use crate::view::{contiguous_strides, BatchMut, BatchRef, Tensor};
 
@@ -35,7 +35,8 @@ pub struct Timing<T> {
     /// Which of the inputs the last call read.
     pub last_input: usize,
     /// The outputs of the last call, in the order the operation returns them (Q, R;
-    /// W, V; U, S, Vh), and its info words.
+    /// W, V; U, S, Vh) (none where `time_device_on` was asked not to bring them back),
+    /// and its info words.
     pub outputs: Vec<Tensor<T>>,
     pub info: Vec<Info>,
 }
@@ -67,7 +68,10 @@ fn check_inputs<T>(p: &Problem, inputs: &[&[T]]) -> Result<usize> {
 }
 
 /// Time `p` on host data (the CPU backends, or the GPU with copies when `opts` force it)
-/// over `inputs` (row-major `batch x m x n` each), `reps` timed calls after a warm-up;
+/// over `inputs` (row-major `batch x m x n` each), `reps` timed calls after a warm-up
+/// (on the CPU none before a call over `LONG_WARM_UP_MS`: the first counts, as a kernel
+/// that long warms its own caches and threads, and a `tune` pilot of a second's call
+/// takes one; a GPU's first call is never timed, as it may compile the kernel's module);
 /// `reps` 0: about a second's worth, at least 3 (one for calls over a second).
 pub fn time_host<T: Real>(
     p: &Problem,
@@ -88,7 +92,7 @@ pub fn time_host<T: Real>(
     let mut last = 0;
     let mut reps = reps;
     let mut it = 0;
-    while it < reps.max(1) + 1 {
+    while times.len() < reps.max(1) {
         let c = it % inputs.len();
         let a = BatchRef::contiguous(inputs[c], &[p.batch, p.m, p.n])?;
         let views = outs
@@ -120,7 +124,7 @@ pub fn time_host<T: Real>(
                 ((1e3 / ms.max(1e-3)) as usize).clamp(3, 200)
             };
         }
-        if it >= 1 {
+        if it >= 1 || (ms > LONG_WARM_UP_MS && plan.backend != Backend::Cuda) {
             times.push(ms);
         }
         last = c;
@@ -151,7 +155,7 @@ pub fn time_device<T: Real>(
     reps: usize,
 ) -> Result<Timing<T>> {
     let on = DeviceInputs::upload(p, ordinal, inputs)?;
-    time_device_on(p, &on, opts, reps)
+    time_device_on(p, &on, opts, reps, true)
 }
 
 /// Host inputs uploaded to a CUDA device once, in enough copies (rotated) that the L2
@@ -211,12 +215,15 @@ const LONG_WARM_UP_MS: f64 = 50.0;
 /// Time `p` on inputs already on the device (`DeviceInputs`), `reps` timed calls after 3
 /// warm-ups (1 where the first took over `LONG_WARM_UP_MS`: a kernel of seconds would
 /// otherwise spend them three times; the first call is never timed, as it may compile
-/// the kernel's module).
+/// the kernel's module). The last call's outputs come back to the host where `outputs`
+/// (a check reads them); else only its info words (a `tune` round brought 4096 64x64 Q
+/// factors, 134 MB, back through pageable memory for nothing).
 pub fn time_device_on<T: Real>(
     p: &Problem,
     on: &DeviceInputs,
     opts: &Options,
     reps: usize,
+    outputs: bool,
 ) -> Result<Timing<T>> {
     let es = std::mem::size_of::<T>();
     if on.elems != p.batch * p.m * p.n || on.elem_bytes != es {
@@ -292,8 +299,9 @@ pub fn time_device_on<T: Real>(
         last = c % on.inputs;
         it += 1;
     }
+    let keep = outputs;
     let mut outputs = Vec::with_capacity(shapes.len());
-    for ((s, _), b) in shapes.iter().zip(&out_bufs) {
+    for ((s, _), b) in shapes.iter().zip(&out_bufs).filter(|_| keep) {
         let mut t = Tensor::<T>::zeros(s)?;
         // SAFETY: plain floats viewed as bytes.
         let dst = unsafe {

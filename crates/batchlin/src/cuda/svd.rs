@@ -96,10 +96,14 @@ pub(crate) fn supports_warp(p: &Problem, _caps: &DeviceCaps) -> bool {
     warp_shape(super::qr::tname_of(p.dtype), pp, q).is_some()
 }
 
-/// `tall` computes thin factors and values alone (full_matrices stays with `jacobi`).
+/// `tall` computes thin factors and values alone (full_matrices stays with `jacobi`), of
+/// a matrix longer than wide: it plans its square step (the q x q R) by the planner, so a
+/// square matrix, which would plan itself again, is never its own (a cost table that
+/// extrapolated `tall` as the fastest at 1x1024x1024 recursed until the stack or the GPU
+/// ran out, H200, 2026-12-05).
 pub(crate) fn supports_tall(p: &Problem, _caps: &DeviceCaps) -> bool {
     let (pp, q, _) = dims(p, false);
-    p.variant != Variant::SvdFull && pp.saturating_mul(q) <= MAX_ELEMS
+    p.variant != Variant::SvdFull && pp > q && pp.saturating_mul(q) <= MAX_ELEMS
 }
 
 /// The kernels the planner tries first, in order: `cusolver` for a few large matrices
@@ -670,6 +674,11 @@ unsafe fn run_tall<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -> Re
         Variant::Svdvals
     };
     let splan = step_plan(dev, Problem::new(variant, T::DTYPE, batch, q, q))?;
+    if splan.kernel.name == "tall" {
+        return Err(Error::Device(format!(
+            "the CUDA tall SVD planned its square {q}x{q} step to itself"
+        )));
+    }
     dispatch::<T>(dev, stream, &inner, splan.kernel.name)?;
 
     if let (Some(qm), Some(u), Some(vh)) = (qm, c.u, c.vh) {
@@ -867,6 +876,23 @@ mod tests {
             (1, 16),
         ] {
             assert!(pref(m, n).is_empty(), "{m}x{n}");
+        }
+    }
+
+    #[test]
+    fn tall_never_takes_a_square_matrix() {
+        // Its square step is planned by the planner: were a square matrix its own, a table
+        // preferring `tall` there would make it plan itself again, without end.
+        let caps = DeviceCaps::h200();
+        for v in [Variant::SvdThin, Variant::Svdvals] {
+            for (m, n) in [(1, 1), (2, 2), (33, 33), (1024, 1024), (4096, 4096)] {
+                let p = Problem::new(v, DType::F32, 4, m, n);
+                assert!(!supports_tall(&p, &caps), "{v:?} {m}x{n}");
+            }
+            for (m, n) in [(3, 2), (2, 3), (1025, 1024), (2048, 64)] {
+                let p = Problem::new(v, DType::F64, 4, m, n);
+                assert!(supports_tall(&p, &caps), "{v:?} {m}x{n}");
+            }
         }
     }
 
