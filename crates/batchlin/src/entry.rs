@@ -214,7 +214,15 @@ pub fn run<T: Real>(mut req: Request<'_, T>, opts: &Options) -> Result<()> {
         Place::Cuda { .. } => Default::default(),
     };
     let plan = plan::plan_pinned(&req.problem(), &req.place, opts, pinned)?;
-    execute(&plan, &mut req)
+    match execute(&plan, &mut req) {
+        // The GPU's copies fail before the outputs are written; the CPU writes them all.
+        Err(e) if plan.cpu_takes_over(&e) => {
+            let table = crate::table::loaded().model.as_ref();
+            let cpu = plan::plan_with(&req.problem(), &Place::Host, opts, table, None)?;
+            execute(&cpu, &mut req)
+        }
+        done => done,
+    }
 }
 
 /// Run `req` (already checked) by `plan`.

@@ -98,6 +98,17 @@ pub struct Plan {
     pub source: Source,
 }
 
+impl Plan {
+    /// Whether the CPU computes this call after the GPU failed it with `e`: host data the
+    /// planner (not the caller) sent to a GPU that lacked the memory, another process's
+    /// say. The answer is the CPU's as without a GPU; a forced GPU reports the error.
+    pub(crate) fn cpu_takes_over(&self, e: &Error) -> bool {
+        matches!(e, Error::OutOfMemory(_))
+            && self.copies.is_some()
+            && !matches!(self.source, Source::Forced)
+    }
+}
+
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.ordinal {
@@ -701,6 +712,39 @@ mod tests {
     use super::*;
     use crate::cuda::DeviceCaps;
     use crate::problem::TileConfig;
+
+    #[test]
+    fn the_cpu_takes_over_host_data_only_from_a_gpu_out_of_memory_it_was_not_forced_to() {
+        let problem = Problem::new(Variant::QrReduced, DType::F32, 4096, 32, 32);
+        let on_gpu = |source| Plan {
+            problem,
+            backend: Backend::Cuda,
+            kernel: registry::find(Op::Qr, Backend::Cuda, "warp").unwrap(),
+            params: KernelParams::None,
+            ordinal: Some(0),
+            copies: Some(Copies {
+                to_device: 1 << 24,
+                to_host: 1 << 25,
+            }),
+            source,
+        };
+        let oom = Error::OutOfMemory("cuMemAllocAsync failed".into());
+        let table = Source::Table {
+            predicted_us: 4300.0,
+            extrapolated: false,
+        };
+        assert!(on_gpu(table).cpu_takes_over(&oom));
+        assert!(on_gpu(Source::Rules).cpu_takes_over(&oom));
+        // The caller asked for the GPU; another failure is not the memory's.
+        assert!(!on_gpu(Source::Forced).cpu_takes_over(&oom));
+        assert!(!on_gpu(table).cpu_takes_over(&Error::Device("launch failed".into())));
+        // Data already on the GPU has nowhere else to go.
+        let resident = Plan {
+            copies: None,
+            ..on_gpu(table)
+        };
+        assert!(!resident.cpu_takes_over(&oom));
+    }
 
     #[test]
     fn tile_configs_parse_and_are_checked() {
