@@ -33,14 +33,16 @@ const USAGE: &str = "usage:
       the devices found, the kernels embedded, the kernel registry and the plan each
       shape of record gets
   batchlin tune [--only qr|eigh|svd] [--budget 20m] [--out DIR] [--install]
-                [--check TABLE]
+                [--resume] [--check TABLE]
       time every kernel on a grid of shapes (results checked first) into a cost table
       a device: the CPU's, and where there is a GPU the first one's (its kernels with
       the data there, and its copies to and from host memory as a transfer model), with
       the raw points and a report of the tables' regret on shapes held out of the grid
       (DIR: tune-<device>); --install puts the tables where the planner reads them
-      (BATCHLIN_TABLE_DIR, else the cache directory's tables/); --check TABLE (this
-      CPU's) measures no grid: the regret on held-out shapes, all the budget
+      (BATCHLIN_TABLE_DIR, else the cache directory's tables/); --resume goes on
+      from the tables DIR holds (their points kept, their shapes not measured again:
+      a tune in several sittings); --check TABLE (this CPU's) measures no grid: the
+      regret on held-out shapes, all the budget
   batchlin help | -h | --help
       this message";
 
@@ -127,6 +129,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             budget: std::time::Duration::from_secs(20 * 60),
             out: None,
             install: false,
+            resume: false,
             check: None,
         },
     };
@@ -171,6 +174,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--budget" if a.cmd == "tune" => a.tune.budget = tune::parse_duration(&val()?)?,
             "--out" if a.cmd == "tune" => a.tune.out = Some(val()?.into()),
             "--install" if a.cmd == "tune" => a.tune.install = true,
+            "--resume" if a.cmd == "tune" => a.tune.resume = true,
             "--check" if a.cmd == "tune" => a.tune.check = Some(val()?.into()),
             "-h" | "--help" => return Ok(Parsed::Help),
             _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
@@ -593,9 +597,11 @@ mod tests {
             "--out",
             "/tmp/t",
             "--install",
+            "--resume",
         ]) else {
             panic!("tune's flags refused")
         };
+        assert!(a.tune.resume);
         assert_eq!(a.tune.only, Some(Op::Qr));
         assert_eq!(a.tune.budget, std::time::Duration::from_secs(90));
         assert_eq!(a.tune.out.as_deref(), Some(std::path::Path::new("/tmp/t")));

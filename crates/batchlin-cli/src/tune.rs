@@ -15,6 +15,7 @@ use batchlin::table::{kernel_key, DeviceKey, Link, Model, Point, Table, Transfer
 use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -26,6 +27,9 @@ pub struct TuneArgs {
     pub out: Option<PathBuf>,
     /// Copy the table into the directory the planner reads local tables from.
     pub install: bool,
+    /// Go on from the tables in `out`: their current kernels' points kept, the shapes
+    /// they hold not measured again (a tune over several sittings of a few minutes).
+    pub resume: bool,
     /// Measure no grid: the held-out check alone, of this table, with the whole budget.
     pub check: Option<PathBuf>,
 }
@@ -839,6 +843,40 @@ fn drift(start: f64, end: f64) -> Option<f64> {
     d.is_finite().then_some(d)
 }
 
+/// With `--resume`, the table of `device` in `dir` (none if there is none yet), its points
+/// of kernels still at the version it measured, and those points' (variant, dtype,
+/// batch, m, n).
+fn resumed(dir: &std::path::Path, device: &DeviceKey) -> Result<Option<Table>, String> {
+    let path = dir.join(format!("{}.toml", device.file_stem()));
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let mut t = Table::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if &t.device != device {
+        return Err(format!(
+            "{} is a table of {}, not of {device}",
+            path.display(),
+            t.device
+        ));
+    }
+    let now: HashMap<String, u32> = KERNELS.iter().map(|k| (kernel_key(k), k.version)).collect();
+    let then: HashMap<String, u32> = t.versions.iter().cloned().collect();
+    t.points.retain(|p| {
+        then.get(&p.kernel)
+            .is_some_and(|v| now.get(&p.kernel) == Some(v))
+    });
+    Ok(Some(t))
+}
+
+/// The larger of two drifts: a table measured in sittings drifted at least as much as
+/// its worst one (either unknown: the other).
+fn worse_drift(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    }
+}
+
 /// Read a table given to `--check`, refused unless it is this machine's CPU's.
 fn read_checked(path: &std::path::Path, key: &DeviceKey) -> Result<Table, String> {
     let text = std::fs::read_to_string(path)
@@ -871,6 +909,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         Some(_) if a.install => {
             return Err("--check measures an existing table: nothing to --install".into())
         }
+        Some(_) if a.resume => {
+            return Err("--check measures an existing table: nothing to --resume".into())
+        }
         Some(path) => Some((read_checked(path, &key)?, path.clone())),
         None => None,
     };
@@ -881,7 +922,33 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         true => Duration::ZERO,
         false => a.budget.mul_f64(0.75),
     };
-    let mut rng = StdRng::seed_from_u64(1);
+    // --resume: the tables in `out` so far (the GPU's only where it is the first GPU here).
+    let (cpu_before, gpu_before) = match a.resume {
+        true => (
+            resumed(&out, &key)?,
+            match gpu {
+                Some(caps) => resumed(&out, &DeviceKey::of_gpu(caps))?,
+                None => None,
+            },
+        ),
+        false => (None, None),
+    };
+    let kept = |t: &Option<Table>| t.as_ref().map_or(vec![], |t| t.points.clone());
+    let (mut cpu_points, mut gpu_points) = (kept(&cpu_before), kept(&gpu_before));
+    let resumed_points = cpu_points.len() + gpu_points.len();
+    let measured: HashSet<(Variant, DType, usize, usize, usize)> = cpu_points
+        .iter()
+        .map(|p| (p.variant, p.dtype, p.batch, p.m, p.n))
+        .collect();
+    // The operations the tables hold: this run's and those of the points kept.
+    let mut ops = ops;
+    for p in cpu_points.iter().chain(&gpu_points) {
+        if !ops.contains(&p.variant.op()) {
+            ops.push(p.variant.op());
+        }
+    }
+    // A different seed a sitting, so that each draws other held-out shapes.
+    let mut rng = StdRng::seed_from_u64(1 + resumed_points as u64);
     let probe0 = [
         drift_probe(Data::Host),
         gpu.map_or(f64::NAN, |_| drift_probe(Data::Gpu)),
@@ -889,6 +956,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let mut failed = vec![];
     // The GPU's copies first (seconds): its table's transfer model.
     let transfer = match (gpu, is_check) {
+        (Some(_), false) if gpu_before.as_ref().is_some_and(|t| t.transfer.is_some()) => {
+            gpu_before.as_ref().and_then(|t| t.transfer)
+        }
         (Some(_), false) => match measure_transfers() {
             Ok((t, csv, why)) => {
                 std::fs::write(out.join("copies.csv"), csv).map_err(|e| e.to_string())?;
@@ -908,8 +978,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         },
         _ => None,
     };
-    let shapes = grid(&ops);
-    let (mut cpu_points, mut gpu_points) = (vec![], vec![]);
+    let shapes = grid(a.only.as_ref().map_or(&ops[..], std::slice::from_ref));
     let mut done = 0;
     // A progress line on a terminal, rewritten in place; in a log a line every 30 s.
     let tty = std::io::stderr().is_terminal();
@@ -938,7 +1007,13 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let mut ordered = false;
     // Where the grid's time goes (shape-times.csv): making the inputs, the CPU's kernels,
     // the GPU's (its uploads, warm-ups and checks included).
-    let mut times = String::from("variant,dtype,batch,m,n,points,inputs_s,cpu_s,gpu_s\n");
+    let mut times = match a.resume {
+        true => std::fs::read_to_string(out.join("shape-times.csv")).unwrap_or_default(),
+        false => String::new(),
+    };
+    if times.is_empty() {
+        times = String::from("variant,dtype,batch,m,n,points,inputs_s,cpu_s,gpu_s\n");
+    }
     'grid: loop {
         let Some(s) = queue.pop_front() else {
             if ordered {
@@ -953,6 +1028,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         };
         for v in variants(s.op).filter(|&v| feasible(v, s.batch, s.m, s.n)) {
             for dtype in [DType::F32, DType::F64] {
+                if measured.contains(&(v, dtype, s.batch, s.m, s.n)) {
+                    continue;
+                }
                 if t0.elapsed() >= grid_end {
                     break 'grid;
                 }
@@ -996,7 +1074,11 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         drift_probe(Data::Host),
         gpu.map_or(f64::NAN, |_| drift_probe(Data::Gpu)),
     ];
-    let drifts = [drift(probe0[0], probe1[0]), drift(probe0[1], probe1[1])];
+    let drift_of = |t: &Option<Table>| t.as_ref().and_then(|t| t.drift);
+    let drifts = [
+        worse_drift(drift(probe0[0], probe1[0]), drift_of(&cpu_before)),
+        worse_drift(drift(probe0[1], probe1[1]), drift_of(&gpu_before)),
+    ];
     let write = |t: &Table| -> Result<PathBuf, String> {
         let file = out.join(format!("{}.toml", t.device.file_stem()));
         std::fs::write(&file, t.to_text())
@@ -1116,6 +1198,12 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let plots = write_plots(&out, &measured, &regrets)?;
     let grid = match is_check {
         true => format!("Checked {} (its grid not measured again)", file.display()),
+        false if resumed_points > 0 => format!(
+            "Grid: {done} of {} shapes measured (coarse levels first), {resumed_points} \
+             points of them kept from the tables in {} (`--resume`)",
+            shapes.len(),
+            out.display()
+        ),
         false => format!(
             "Grid: {done} of {} shapes measured (coarse levels first)",
             shapes.len()
@@ -1644,18 +1732,24 @@ mod tests {
         assert_eq!(regrets[1].of(TABLES), None);
     }
 
+    /// Four seconds of tuning the CPU's QR into `out`.
+    fn short_qr_tune(out: &std::path::Path, resume: bool) -> TuneArgs {
+        TuneArgs {
+            only: Some(Op::Qr),
+            budget: Duration::from_secs(4),
+            out: Some(out.to_path_buf()),
+            install: false,
+            resume,
+            check: None,
+        }
+    }
+
     /// A few seconds of tuning: the table written reads back, covers both CPU QR kernels,
     /// and the planner routes a measured shape by it.
     #[test]
     fn a_short_tune_writes_a_table_the_planner_routes_by() {
         let out = std::env::temp_dir().join(format!("batchlin-tune-test-{}", std::process::id()));
-        let args = TuneArgs {
-            only: Some(Op::Qr),
-            budget: Duration::from_secs(4),
-            out: Some(out.clone()),
-            install: false,
-            check: None,
-        };
+        let args = short_qr_tune(&out, false);
         run(&args, "batchlin tune (test)").unwrap();
         let file = out.join(format!("{}.toml", DeviceKey::this_cpu().file_stem()));
         let table = Table::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -1728,6 +1822,60 @@ mod tests {
         let refused = TuneArgs {
             install: true,
             ..check
+        };
+        assert!(run(&refused, "t").is_err());
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    /// A tune in two sittings: the second keeps every point of the first, measures only
+    /// shapes the first did not reach, and its files account for both.
+    #[test]
+    fn a_resumed_tune_keeps_its_points_and_measures_new_shapes() {
+        let out = std::env::temp_dir().join(format!("batchlin-resume-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let args = short_qr_tune(&out, true);
+        let file = out.join(format!("{}.toml", DeviceKey::this_cpu().file_stem()));
+        let table = || Table::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        // Nothing to go on from: a fresh start.
+        run(&args, "batchlin tune --resume (test, 1)").unwrap();
+        let first = table();
+        assert!(!first.points.is_empty());
+        run(&args, "batchlin tune --resume (test, 2)").unwrap();
+        let second = table();
+        for p in &first.points {
+            assert!(second.points.contains(p), "{p:?} lost");
+        }
+        assert!(second.points.len() > first.points.len());
+        let key = |p: &Point| (p.kernel.clone(), p.variant, p.dtype, p.batch, p.m, p.n);
+        let keys: HashSet<_> = second.points.iter().map(key).collect();
+        assert_eq!(keys.len(), second.points.len(), "a point measured twice");
+        assert!(second.drift >= first.drift || second.drift.is_none());
+        let csv = std::fs::read_to_string(out.join("points.csv")).unwrap();
+        assert_eq!(csv.lines().count(), second.points.len() + 1);
+        let times = std::fs::read_to_string(out.join("shape-times.csv")).unwrap();
+        assert_eq!(
+            times.lines().filter(|l| l.starts_with("variant,")).count(),
+            1
+        );
+        let counted: usize = times
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(5).unwrap().parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(counted, second.points.len(), "{times}");
+        let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+        assert!(report.contains("kept from the tables in"), "{report}");
+        // A table of another device in the folder is refused, not merged.
+        let mut other = second.clone();
+        other.device = DeviceKey::Cpu {
+            model: "another".into(),
+            threads: 3,
+        };
+        std::fs::write(&file, other.to_text()).unwrap();
+        assert!(run(&args, "t").unwrap_err().contains("not of"));
+        let refused = TuneArgs {
+            check: Some(file.clone()),
+            ..args
         };
         assert!(run(&refused, "t").is_err());
         let _ = std::fs::remove_dir_all(&out);
