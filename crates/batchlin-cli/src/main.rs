@@ -41,7 +41,7 @@ const USAGE: &str = "usage:
       (DIR: tune-<device>); --install puts the tables where the planner reads them
       (BATCHLIN_TABLE_DIR, else the cache directory's tables/); --resume goes on
       from the tables DIR holds (their points kept, their shapes not measured again:
-      a tune in several sittings); --check TABLE (this CPU's) measures no grid: the
+      a tune over several runs); --check TABLE (this CPU's) measures no grid: the
       regret on held-out shapes, all the budget
   batchlin help | -h | --help
       this message";

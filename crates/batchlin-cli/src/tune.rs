@@ -28,7 +28,7 @@ pub struct TuneArgs {
     /// Copy the table into the directory the planner reads local tables from.
     pub install: bool,
     /// Go on from the tables in `out`: their current kernels' points kept, the shapes
-    /// they hold not measured again (a tune over several sittings of a few minutes).
+    /// they hold not measured again (a tune over several runs of a few minutes).
     pub resume: bool,
     /// Measure no grid: the held-out check alone, of this table, with the whole budget.
     pub check: Option<PathBuf>,
@@ -868,7 +868,7 @@ fn resumed(dir: &std::path::Path, device: &DeviceKey) -> Result<Option<Table>, S
     Ok(Some(t))
 }
 
-/// The larger of two drifts: a table measured in sittings drifted at least as much as
+/// The larger of two drifts: a table measured over several runs drifted at least as much as
 /// its worst one (either unknown: the other).
 fn worse_drift(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
@@ -947,7 +947,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             ops.push(p.variant.op());
         }
     }
-    // A different seed a sitting, so that each draws other held-out shapes.
+    // A different seed a run, so that each draws other held-out shapes.
     let mut rng = StdRng::seed_from_u64(1 + resumed_points as u64);
     let probe0 = [
         drift_probe(Data::Host),
@@ -1827,7 +1827,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&out);
     }
 
-    /// A tune in two sittings: the second keeps every point of the first, measures only
+    /// A tune in two runs: the second keeps every point of the first, measures only
     /// shapes the first did not reach, and its files account for both.
     #[test]
     fn a_resumed_tune_keeps_its_points_and_measures_new_shapes() {
