@@ -11,11 +11,13 @@ use crate::{check, make_inputs, plots, Shape};
 use batchlin::cuda::DeviceCaps;
 use batchlin::plan::{plan_with, Plan, Source};
 use batchlin::registry::{Kernel, Target, KERNELS};
-use batchlin::table::{kernel_key, DeviceKey, Link, Model, Point, Table, Transfer, Transfers};
+use batchlin::table::{
+    current_kernel, kernel_key, DeviceKey, Link, Model, Point, Table, Transfer, Transfers,
+};
 use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -843,27 +845,19 @@ fn drift(start: f64, end: f64) -> Option<f64> {
     d.is_finite().then_some(d)
 }
 
-/// With `--resume`, the table of `device` in `dir` (none if there is none yet), its points
-/// of kernels still at the version it measured, and those points' (variant, dtype,
-/// batch, m, n).
+/// With `--resume`, the table of `device` in `dir` (none if there is none yet; another
+/// device's is refused), holding only its points of kernels the registry still has at the
+/// version measured.
 fn resumed(dir: &std::path::Path, device: &DeviceKey) -> Result<Option<Table>, String> {
     let path = dir.join(format!("{}.toml", device.file_stem()));
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    if !path.exists() {
         return Ok(None);
-    };
-    let mut t = Table::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if &t.device != device {
-        return Err(format!(
-            "{} is a table of {}, not of {device}",
-            path.display(),
-            t.device
-        ));
     }
-    let now: HashMap<String, u32> = KERNELS.iter().map(|k| (kernel_key(k), k.version)).collect();
-    let then: HashMap<String, u32> = t.versions.iter().cloned().collect();
+    let mut t = read_checked(&path, device)?;
     t.points.retain(|p| {
-        then.get(&p.kernel)
-            .is_some_and(|v| now.get(&p.kernel) == Some(v))
+        t.versions
+            .iter()
+            .any(|(k, v)| *k == p.kernel && current_kernel(k, *v).is_some())
     });
     Ok(Some(t))
 }
@@ -877,7 +871,8 @@ fn worse_drift(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-/// Read a table given to `--check`, refused unless it is this machine's CPU's.
+/// Read a table (given to `--check`, or kept by `--resume`), refused unless it is of
+/// `key`'s device.
 fn read_checked(path: &std::path::Path, key: &DeviceKey) -> Result<Table, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -955,10 +950,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     ];
     let mut failed = vec![];
     // The GPU's copies first (seconds): its table's transfer model.
+    let kept_transfer = gpu_before.as_ref().and_then(|t| t.transfer);
     let transfer = match (gpu, is_check) {
-        (Some(_), false) if gpu_before.as_ref().is_some_and(|t| t.transfer.is_some()) => {
-            gpu_before.as_ref().and_then(|t| t.transfer)
-        }
+        (Some(_), false) if kept_transfer.is_some() => kept_transfer,
         (Some(_), false) => match measure_transfers() {
             Ok((t, csv, why)) => {
                 std::fs::write(out.join("copies.csv"), csv).map_err(|e| e.to_string())?;
@@ -1872,7 +1866,7 @@ mod tests {
             threads: 3,
         };
         std::fs::write(&file, other.to_text()).unwrap();
-        assert!(run(&args, "t").unwrap_err().contains("not of"));
+        assert!(run(&args, "t").unwrap_err().contains("this machine is"));
         let refused = TuneArgs {
             check: Some(file.clone()),
             ..args

@@ -768,6 +768,15 @@ impl Grid {
     }
 }
 
+/// The registry's index of kernel `key` (`op/backend/name`) where the registry still has
+/// it at `version`: a table's rows of that kernel are current.
+pub fn current_kernel(key: &str, version: u32) -> Option<usize> {
+    registry::KERNELS
+        .iter()
+        .position(|k| kernel_key(k) == key)
+        .filter(|&i| registry::KERNELS[i].version == version)
+}
+
 /// A table made ready for prediction.
 #[derive(Clone, Debug)]
 pub struct Model {
@@ -789,9 +798,9 @@ impl Model {
         let mut stale = vec![];
         let mut current = vec![];
         for (key, v) in &t.versions {
-            match registry::KERNELS.iter().position(|k| kernel_key(k) == *key) {
-                Some(i) if registry::KERNELS[i].version == *v => current.push((key.as_str(), i)),
-                _ => stale.push(key.clone()),
+            match current_kernel(key, *v) {
+                Some(i) => current.push((key.as_str(), i)),
+                None => stale.push(key.clone()),
             }
         }
         let mut series: Vec<(usize, Variant, DType, Vec<&Point>)> = vec![];
