@@ -11,7 +11,7 @@ mod faer_loop;
 mod plots;
 mod tune;
 
-use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Tensor};
+use batchlin::{timing, Backend, DType, Op, Options, Place, Problem, Real, Tensor, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
@@ -22,8 +22,11 @@ const SHAPES_OF_RECORD: &str = include_str!("../../../bench/shapes.txt");
 
 const USAGE: &str = "usage:
   batchlin bench [--dtype f32|f64] [--backend NAME] [--kernel NAME] [--tile SPEC]
-                 [--op qr|eigh|svd] [--shrink K] [--shapes FILE] [--peer faer-loop]
+                 [--op qr|eigh|svd] [--variant NAME] [--shrink K] [--shapes FILE]
+                 [--peer faer-loop]
       decompose the shapes of record (bench/shapes.txt), check accuracy, print a table;
+      --variant times another variant of the op than its main one (qr-complete, qr-r,
+        eigvalsh, svd-full, svdvals) on the op's shapes;
       --kernel forces a kernel of the registry (batchlin info lists them);
       --tile SPEC runs the CUDA tile QR kernel instantiated as SPEC
         (ROWSxCOLS/RGxCG/bMINB/cFCxQC/sSTAGE, e.g. 64x64/4x16/b8/c8x8/s0);
@@ -88,6 +91,7 @@ struct Args {
     dtype: String,
     backend: Backend,
     op: Option<Op>,
+    variant: Option<Variant>,
     shrink: usize,
     shapes: Option<String>,
     faer_loop: bool,
@@ -119,6 +123,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
         dtype: "f32".into(),
         backend: Backend::Auto,
         op: None,
+        variant: None,
         shrink: 1,
         shapes: None,
         faer_loop: false,
@@ -153,6 +158,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
                     .ok_or_else(|| format!("--shrink needs a positive integer, got {v:?}"))?
             }
             "--shapes" => a.shapes = Some(val()?),
+            "--variant" => {
+                a.variant = Some(val()?.parse().map_err(|e: batchlin::Error| e.to_string())?)
+            }
             "--tile" => a.tile = Some(val()?.parse().map_err(|e: batchlin::Error| e.to_string())?),
             "--kernel" => {
                 let name = val()?;
@@ -182,6 +190,21 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
     }
     if !matches!(a.dtype.as_str(), "f32" | "f64") {
         return Err(format!("--dtype must be f32 or f64, got {:?}", a.dtype));
+    }
+    if let Some(v) = a.variant {
+        if a.faer_loop {
+            return Err("--peer faer-loop times the main variants only, not --variant".into());
+        }
+        match a.op {
+            None => a.op = Some(v.op()),
+            Some(o) if o != v.op() => {
+                return Err(format!(
+                    "--variant {} is not a variant of --op {o}",
+                    v.name()
+                ))
+            }
+            _ => {}
+        }
     }
     if a.tile.is_some() {
         match a.kernel {
@@ -428,10 +451,11 @@ struct Timed<T> {
 /// on host data.
 fn time_batchlin<T: Real>(
     s: &Shape,
+    v: Variant,
     opts: &Options,
     inputs: &[Tensor<T>],
 ) -> batchlin::Result<Timed<T>> {
-    let p = Problem::new(s.op.main_variant(), T::DTYPE, s.batch, s.m, s.n);
+    let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
     let refs: Vec<&[T]> = inputs.iter().map(|t| &t.data[..]).collect();
     let on_gpu = matches!(opts.backend, Backend::Auto | Backend::Cuda)
         && batchlin::plan(&p, &GPU0, opts).is_ok();
@@ -489,12 +513,20 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
             s.m,
             s.n
         );
-        let head = format!("| {} | {}x{}x{} | {} |", s.op, s.batch, s.m, s.n, T::DTYPE);
+        let v = args.variant.unwrap_or(s.op.main_variant());
+        let head = format!(
+            "| {} | {}x{}x{} | {} |",
+            v.name(),
+            s.batch,
+            s.m,
+            s.n,
+            T::DTYPE
+        );
         let inputs = make_inputs::<T>(&s, 2, &mut rng);
         let timed = if args.faer_loop {
             time_faer_loop(&s, &inputs)
         } else {
-            time_batchlin(&s, &opts, &inputs)
+            time_batchlin(&s, v, &opts, &inputs)
         };
         let t = match timed {
             Ok(t) => t,
@@ -506,7 +538,7 @@ fn bench<T: Real>(args: &Args, shapes: &[Shape]) -> bool {
             }
         };
         let o = &t.outputs;
-        let err = check::max_error(s.op.main_variant(), &inputs[t.last_input], o, 8);
+        let err = check::max_error(v, &inputs[t.last_input], o, 8);
         let ok = err <= check::bound::<T>(s.op, s.m.max(s.n)) && t.info_ok;
         all_ok &= ok;
         eprintln!("{:.3} ms, error {err:.1e}", t.ms);
@@ -584,6 +616,20 @@ mod tests {
             panic!("--shrink 16 refused")
         };
         assert_eq!(a.shrink, 16);
+    }
+
+    #[test]
+    fn a_variant_picks_its_op_and_refuses_another() {
+        let Ok(Parsed::Run(a)) = parse(&["bench", "--variant", "eigvalsh"]) else {
+            panic!("--variant eigvalsh refused")
+        };
+        assert_eq!((a.op, a.variant), (Some(Op::Eigh), Some(Variant::Eigvalsh)));
+        let e = parse(&["bench", "--op", "qr", "--variant", "svdvals"])
+            .err()
+            .unwrap();
+        assert!(e.contains("not a variant of --op qr"), "{e}");
+        assert!(parse(&["bench", "--variant", "nope"]).is_err());
+        assert!(parse(&["bench", "--variant", "svdvals", "--peer", "faer-loop"]).is_err());
     }
 
     #[test]
