@@ -10,6 +10,7 @@ agreeing; counts the matrices each path took (the fast path, or tql2 where it de
 import ctypes, sys
 import numpy as np
 
+import eigh_cases
 from emu_build import build
 
 lib = build("eigh_block_emu.cpp")
@@ -59,26 +60,10 @@ def check(name, a, dt):
           + " ".join(f"{e}={x:.1e}" for e, x in errs.items()), "FAIL " + " ".join(bad) if bad else "ok", flush=True)
 
 
-def close_pairs(n):
-    ev = [1.0]
-    for k in range(1, n):
-        ev.append(ev[-1] - ([1e-3, 1e-5, 1e-7, 0.0][(k // 2) % 4] if k % 2 else 1.0 / n))
-    q = np.linalg.qr(rng.standard_normal((n, n)))[0]
-    return (q * ev) @ q.T
-
-
 dt = np.float64 if sys.argv[1:2] == ["f64"] else np.float32
 sizes = [int(x) for x in sys.argv[2:]] or [2, 3, 7, 16, 33, 64, 100, 128]
 for n in sizes:
-    g = rng.standard_normal((n, n))
-    check("gauss", g + g.T, dt)
-    check("close pairs", close_pairs(n), dt)
-    x = rng.standard_normal((n, n)); q = np.linalg.qr(x)[0]
-    check("graded", (q * 10.0 ** rng.uniform(-6, 6, n)) @ q.T, dt)
-    check("clustered", (q * (1 + 1e-6 * rng.standard_normal(n))) @ q.T, dt)
-    u = rng.standard_normal(n); check("rank1", np.outer(u, u), dt)
-    check("identity", np.eye(n), dt)
-    check("zero", np.zeros((n, n)), dt)
-    check("ones", np.ones((n, n)), dt)
+    for name, a in eigh_cases.cases(n, rng):
+        check(name, a, dt)
 print({k: f"{v:.1e}" for k, v in worst.items()})
 print("paths: %d tql2, %d fast" % paths())

@@ -23,10 +23,15 @@ inline Dim3 gridDim{1, 1, 1};
 inline std::barrier<>* g_bar;
 inline thread_local int g_lane;
 inline unsigned long long g_slots[32];
+// Barriers of the lane groups a partial __syncwarp mask names: widths 16 and 8.
+inline std::barrier<>* g_gbar16[2];
+inline std::barrier<>* g_gbar8[4];
 // Runs body() as a block of one warp: 32 threads, a lane each, barriers shared.
 template <typename F> void emu_run_warp(F body) {
-    std::barrier<> bar(32);
+    std::barrier<> bar(32), b16a(16), b16b(16), b8a(8), b8b(8), b8c(8), b8d(8);
     g_bar = &bar;
+    g_gbar16[0] = &b16a; g_gbar16[1] = &b16b;
+    g_gbar8[0] = &b8a; g_gbar8[1] = &b8b; g_gbar8[2] = &b8c; g_gbar8[3] = &b8d;
     std::vector<std::thread> th;
     for (int l = 0; l < 32; ++l)
         th.emplace_back([=] {
@@ -42,7 +47,7 @@ template <typename T> T emu_exchange(T v, int src) {
     unsigned long long r = g_slots[src & 31]; g_bar->arrive_and_wait();
     T out; std::memcpy(&out, &r, sizeof(T)); return out;
 }
-template <typename T> T __shfl_sync(unsigned, T v, int src, int w = 32) { return emu_exchange(v, src); }
+template <typename T> T __shfl_sync(unsigned, T v, int src, int w = 32) { return emu_exchange(v, (g_lane & ~(w - 1)) | (src & (w - 1))); }
 template <typename T> T __shfl_xor_sync(unsigned, T v, int off, int w = 32) { return emu_exchange(v, g_lane ^ off); }
 inline unsigned __ballot_sync(unsigned, bool p) {
     g_slots[g_lane] = p; g_bar->arrive_and_wait();
@@ -50,7 +55,13 @@ inline unsigned __ballot_sync(unsigned, bool p) {
     g_bar->arrive_and_wait(); return m;
 }
 inline bool __any_sync(unsigned, bool p) { return __ballot_sync(0, p) != 0; }
-inline void __syncwarp(unsigned = 0) { g_bar->arrive_and_wait(); }
+// A partial mask of 16 or 8 lanes (an aligned group) waits for its group only.
+inline void __syncwarp(unsigned m = 0xffffffffu) {
+    const int w = __builtin_popcount(m);
+    if (w == 16) g_gbar16[__builtin_ctz(m) / 16]->arrive_and_wait();
+    else if (w == 8) g_gbar8[__builtin_ctz(m) / 8]->arrive_and_wait();
+    else g_bar->arrive_and_wait();
+}
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
 inline int __syncthreads_or(int p) { return __ballot_sync(0, p != 0) != 0; }  // one warp a block
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }

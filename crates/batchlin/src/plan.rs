@@ -1189,6 +1189,26 @@ mod tests {
         assert!(gpu_candidates(&p, &caps, &partial, None).is_none());
     }
 
+    /// Small eigh problems go to the `warp` kernel where it measured fastest, the rest up
+    /// to cuSOLVER's range to `block` (registry order): float32 eigh to 16 and from 28 to
+    /// 32, float64 to 16 and at 31-32, eigvalsh to 16; `warp-ql` is not routed.
+    #[test]
+    fn eigh_shapes_go_to_the_warp_kernel_where_it_wins() {
+        let caps = DeviceCaps::h200();
+        for (variant, dtype, from) in [
+            (Variant::Eigh, DType::F32, 28),
+            (Variant::Eigh, DType::F64, 31),
+            (Variant::Eigvalsh, DType::F32, 33),
+        ] {
+            for n in 1..=40 {
+                let p = Problem::new(variant, dtype, 4096, n, n);
+                let (k, _, _) = cuda_choice(&p, &caps, &Options::default(), None).unwrap();
+                let warp = n <= 16 || (from..=32).contains(&n);
+                assert_eq!(k.name, if warp { "warp" } else { "block" }, "{p}");
+            }
+        }
+    }
+
     /// The planner sends SVDs of up to 32 columns (after transposing a wide matrix) and
     /// 64 rows in float32, 32 in float64, to the `warp` kernel, the rest to `bidiag`
     /// except full factors of a non-square matrix, which go to `jacobi`.

@@ -156,6 +156,15 @@ pub static KERNELS: &[Kernel] = &[
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_warp(p, caps)),
         version: 1,
     },
+    Kernel {
+        op: Op::Eigh,
+        backend: Backend::Cuda,
+        name: "warp-ql",
+        about: "Householder tridiagonalisation in registers and implicit QL, a warp a matrix \
+                (n up to 32; 2-4 matrices a warp to 16)",
+        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_warp(p, caps)),
+        version: 1,
+    },
     // Before `jacobi`: the planner takes the first CUDA SVD kernel that holds the shape.
     Kernel {
         op: Op::Svd,

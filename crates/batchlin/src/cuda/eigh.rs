@@ -1,7 +1,8 @@
 //! GPU eigh and eigvalsh (kernels/eigh.cu): the `block` kernel, one block a matrix, the
 //! work matrix in shared memory where it fits and in global scratch beyond, so it takes
 //! every n (vectors by twisted factorisations where it can vouch for them, else tql2);
-//! the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32. Their
+//! the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32, and
+//! `warp-ql` beside it (tridiagonalisation in registers and tql2; not routed yet). Their
 //! launch, sizing and routing rule are here; docs/proposals/gpu-eigh-svd.md has the design
 //! and the measurements.
 
@@ -102,9 +103,11 @@ fn warp_size(n: usize) -> Option<usize> {
 
 /// The CUDA eigh kernels to try first for `p`, fastest first (the planner falls back to
 /// registry order, `block`). Measured on the H200 (2026-12-02, batch 4096, ms, `warp`
-/// against `block`; docs/results/h200/2026-12-02-eigh-warp/):
-/// - eigh float32: n = 8 0.020 vs 0.077, 16 0.072 vs 0.220, 24 0.41 vs 0.42, 32 0.43 vs
-///   0.69: `warp` up to 32.
+/// against `block`; docs/results/h200/2026-12-02-eigh-warp/), float32 again on an H100
+/// with `block`'s fast path (2026-12-05, docs/results/h100/2026-12-05-eigh-warp-ql/):
+/// - eigh float32: n = 8 0.020 vs 0.100, 16 0.073 vs 0.201, but 17 0.381 vs 0.231, 24
+///   0.414 vs 0.354, then 31 0.438 vs 0.512 and 32 0.439 vs 0.523 (the crossover,
+///   interpolated, near 27): `warp` up to 16 and from 28.
 /// - eigh float64: 8 0.033 vs 0.111, 16 0.132 vs 0.322, but 24 1.14 vs 0.75, then 32 1.01
 ///   vs 1.25 (31 in the experiment: 1.06): `warp` up to 16 and from 31.
 /// - eigvalsh (the experiment's values-alone build against `block`'s bisection): n = 16
@@ -116,7 +119,7 @@ pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
     let warp = match (p.variant, p.dtype) {
         (Variant::Eigvalsh, _) => p.n <= 16,
         (_, DType::F64) => p.n <= 16 || (31..=32).contains(&p.n),
-        _ => p.n <= 32,
+        _ => p.n <= 16 || (28..=32).contains(&p.n),
     };
     if warp {
         vec!["warp"]
@@ -150,7 +153,7 @@ fn args(c: &Call, es: usize) -> EighArgs {
     }
 }
 
-/// One eigh call by the kernel `kernel` ("block" or "warp", the registry's names).
+/// One eigh call by the kernel `kernel` ("block", "warp" or "warp-ql", the registry's names).
 pub(crate) unsafe fn run<T: Real>(
     dev: &Device,
     stream: RawStream,
@@ -158,31 +161,44 @@ pub(crate) unsafe fn run<T: Real>(
     kernel: &str,
 ) -> Result<()> {
     match kernel {
-        "warp" => run_warp::<T>(dev, stream, c),
+        "warp" => run_warp::<T>(dev, stream, c, false),
+        "warp-ql" => run_warp::<T>(dev, stream, c, true),
         _ => run_block::<T>(dev, stream, c),
     }
 }
 
-unsafe fn run_warp<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Result<()> {
+/// Dynamic shared memory of a `warp-ql` block (kernels/eigh.cu `bl_eigh_wql`): a warp's Z
+/// (32 (N + 1) elements), seven vectors of N a matrix and N ints a matrix.
+fn wql_smem(nw: usize, es: usize) -> usize {
+    WARPS_A_BLOCK * ((32 * (nw + 1) + 7 * 32) * es + 32 * 4)
+}
+
+/// The `warp` kernel (Jacobi) or, with `ql`, `warp-ql` (tridiagonalisation and QL).
+unsafe fn run_warp<T: Real>(dev: &Device, stream: RawStream, c: &Call, ql: bool) -> Result<()> {
     let (tn, ct) = super::qr::tname::<T>();
     let nw = warp_size(c.n).ok_or_else(|| {
         Error::Argument(format!(
-            "the CUDA eigh warp kernel takes n up to {}, not {}",
+            "the CUDA eigh warp kernels take n up to {}, not {}",
             insts::EIGH_WARP_N.last().copied().unwrap_or(0),
             c.n
         ))
     })?;
-    let (name, inst) = insts::eigh_warp_inst(tn, ct, nw);
-    let f = dev.function(&name, &inst, 0)?;
+    let es = std::mem::size_of::<T>();
+    let ((name, inst), smem) = if ql {
+        (insts::eigh_wql_inst(tn, ct, nw), wql_smem(nw, es))
+    } else {
+        (insts::eigh_warp_inst(tn, ct, nw), 0)
+    };
+    let f = dev.function(&name, &inst, smem)?;
     let per_block = WARPS_A_BLOCK * (32 / nw);
-    let mut args = args(c, std::mem::size_of::<T>());
+    let mut args = args(c, es);
     // One launch: the batch is at most i32::MAX (run_device checks), so the grid fits.
     args.nmat = c.batch as i32;
     launch(
         f,
         (c.batch.div_ceil(per_block) as u32, 1),
         (32 * WARPS_A_BLOCK) as u32,
-        0,
+        smem as u32,
         stream,
         &args,
     )

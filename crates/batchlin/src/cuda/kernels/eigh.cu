@@ -181,6 +181,98 @@ __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, T* R, const T* tau, co
     return true;
 }
 
+// The implicit QL iteration with Wilkinson shifts (EISPACK tql2, the CPU kernel's) in three
+// parts, shared by the block and warp kernels. The tridiagonal is d (n) and e (e[i] couples i
+// and i + 1, e[n-1] = 0).
+// The split for eigenvalue l: the first m >= l with e[m] negligible against tst1, the
+// running max of |d| + |e| (updated here). Reads only.
+template <typename T> __device__ __forceinline__ int bl_ql_split(const T* d, const T* e, int l, int n, T& tst1) {
+    const T eps = BlT<T>::eps();
+    const T el = BlT<T>::abs_(e[l]);
+    const T dl = BlT<T>::abs_(d[l]);
+    tst1 = dl + el > tst1 ? dl + el : tst1;
+    int m = l;
+    while (m < n - 1 && !(BlT<T>::abs_(e[m]) <= eps * tst1)) ++m;
+    return m;
+}
+
+// One QL sweep on rows l..m (m > l): d and e updated, the shift accumulated in f, and the
+// sweep's rotations logged as (rc[i], rs[i]), i = m-1 down to l, for bl_ql_apply. One
+// thread: a serial chain.
+template <typename T> __device__ void bl_ql_sweep(T* d, T* e, T* rc, T* rs, int l, int m, int n, T& f) {
+    const T g = d[l];
+    T pq = (d[l + 1] - g) / (T(2) * e[l]);
+    const T r = bl_sign(bl_hypot(pq, T(1)), pq);
+    d[l] = e[l] / (pq + r);
+    d[l + 1] = e[l] * (pq + r);
+    const T dl1 = d[l + 1];
+    const T h = g - d[l];
+    for (int i = l + 2; i < n; ++i) d[i] -= h;
+    f += h;
+    pq = d[m];
+    T c = T(1), c2 = T(1), c3 = T(1), s = T(0), s2 = T(0);
+    const T el1 = e[l + 1];
+    for (int i = m - 1; i >= l; --i) {
+        c3 = c2;
+        c2 = c;
+        s2 = s;
+        const T ei = e[i];
+        const T gg = c * ei;
+        const T hh = c * pq;
+        T cn, sn, rr;
+        bl_givens(pq, ei, cn, sn, rr);
+        e[i + 1] = s * rr;
+        s = sn;
+        c = cn;
+        pq = c * d[i] - s * gg;
+        d[i + 1] = hh + s * (c * gg + s * d[i]);
+        rc[i] = c;
+        rs[i] = s;
+    }
+    pq = -s * s2 * c3 * el1 * e[l] / dl1;
+    e[l] = s * pq;
+    d[l] = c * pq;
+}
+
+// A sweep's rotations (lo < hi) applied to one row zr of the eigenvectors Z.
+template <typename T> __device__ __forceinline__ void bl_ql_apply(T* zr, const T* rc, const T* rs, int lo, int hi) {
+    T zh = zr[hi];
+    for (int i = hi - 1; i >= lo; --i) {
+        const T zi = zr[i];
+        zr[i + 1] = rs[i] * zi + rc[i] * zh;
+        zh = rc[i] * zi - rs[i] * zh;
+    }
+    zr[lo] = zh;
+}
+
+// The rank of d[j] among d[0..n), ascending, ties by index (a stable order).
+template <typename T> __device__ __forceinline__ int bl_rank(const T* d, int n, int j) {
+    const T dj = d[j];
+    int r = 0;
+    for (int i = 0; i < n; ++i) {
+        const T di = d[i];
+        r += (di < dj) || (di == dj && i < j);
+    }
+    return r;
+}
+
+// Column j of Z (n rows, leading dimension ld): the factor that makes its largest
+// component (the first of equals) positive, and, with `renorm` (after rotations), its
+// norm 1.
+template <typename T> __device__ __forceinline__ T bl_column_scale(const T* Z, int ld, int n, int j, bool renorm) {
+    T nn = T(0), best = T(0), lead = T(1);
+    for (int i = 0; i < n; ++i) {
+        const T z = Z[(bl_i64)i * ld + j];
+        nn += z * z;
+        if (BlT<T>::abs_(z) > best) {
+            best = BlT<T>::abs_(z);
+            lead = z;
+        }
+    }
+    const T sc = (renorm && nn > T(0)) ? T(1) / BlT<T>::sqrt_(nn) : T(1);
+    return lead < T(0) ? -sc : sc;
+}
+
 template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
@@ -407,13 +499,7 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         T f = T(0), tst1 = T(0);
         int m = 0, t = 0;
         for (int l = 0; l < n; ++l) {
-            if (tid == 0) {
-                const T el = BlT<T>::abs_(e[l]);
-                const T dl = BlT<T>::abs_(d[l]);
-                tst1 = dl + el > tst1 ? dl + el : tst1;
-                m = l;
-                while (m < n - 1 && !(BlT<T>::abs_(e[m]) <= eps * tst1)) ++m;
-            }
+            if (tid == 0) m = bl_ql_split(d, e, l, n, tst1);
             while (true) {
                 int* mg = msg + (t & 1) * 4;
                 T* rc = rot + (t & 1) * 2 * n;
@@ -424,38 +510,7 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
                         conv = false;
                     } else if (m > l) {
                         ++iters;
-                        const T g = d[l];
-                        T pq = (d[l + 1] - g) / (T(2) * e[l]);
-                        const T r = bl_sign(bl_hypot(pq, T(1)), pq);
-                        d[l] = e[l] / (pq + r);
-                        d[l + 1] = e[l] * (pq + r);
-                        const T dl1 = d[l + 1];
-                        const T h = g - d[l];
-                        for (int i = l + 2; i < n; ++i) d[i] -= h;
-                        f += h;
-                        pq = d[m];
-                        T c = T(1), c2 = T(1), c3 = T(1), s = T(0), s2 = T(0);
-                        const T el1 = e[l + 1];
-                        for (int i = m - 1; i >= l; --i) {
-                            c3 = c2;
-                            c2 = c;
-                            s2 = s;
-                            const T ei = e[i];
-                            const T gg = c * ei;
-                            const T hh = c * pq;
-                            T cn, sn, rr;
-                            bl_givens(pq, ei, cn, sn, rr);
-                            e[i + 1] = s * rr;
-                            s = sn;
-                            c = cn;
-                            pq = c * d[i] - s * gg;
-                            d[i + 1] = hh + s * (c * gg + s * d[i]);
-                            rc[i] = c;
-                            rs[i] = s;
-                        }
-                        pq = -s * s2 * c3 * el1 * e[l] / dl1;
-                        e[l] = s * pq;
-                        d[l] = c * pq;
+                        bl_ql_sweep(d, e, rc, rs, l, m, n, f);
                         lo = l;
                         hi = m;
                         stop = !(BlT<T>::abs_(e[l]) > eps * tst1);
@@ -467,16 +522,7 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
                 __syncthreads();
                 const int lo = mg[0], hi = mg[1], stop = mg[2];
                 if (hi > lo)
-                    for (int r = tid; r < n; r += nt) {
-                        T* zr = Z + (bl_i64)r * ld;
-                        T zh = zr[hi];
-                        for (int i = hi - 1; i >= lo; --i) {
-                            const T zi = zr[i];
-                            zr[i + 1] = rs[i] * zi + rc[i] * zh;
-                            zh = rc[i] * zi - rs[i] * zh;
-                        }
-                        zr[lo] = zh;
-                    }
+                    for (int r = tid; r < n; r += nt) bl_ql_apply(Z + (bl_i64)r * ld, rc, rs, lo, hi);
                 ++t;
                 if (stop) break;
             }
@@ -498,33 +544,9 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     const int iters_all = msg[0];
 
     // Renormalise Z's columns after rotations (as the CPU kernel), then sort and sign.
-    for (int j = tid; j < n; j += nt) {
-        const T dj = d[j];
-        int r = 0;
-        for (int i = 0; i < n; ++i) {
-            const T di = d[i];
-            r += (di < dj) || (di == dj && i < j);
-        }
-        perm[r] = j;
-    }
+    for (int j = tid; j < n; j += nt) perm[bl_rank(d, n, j)] = j;
     if (vec) {
-        for (int j = tid; j < n; j += nt) {
-            T nn = T(0);
-            for (int i = 0; i < n; ++i) {
-                const T z = Z[(bl_i64)i * ld + j];
-                nn += z * z;
-            }
-            const T sc = (iters_all > 0 && nn > T(0)) ? T(1) / BlT<T>::sqrt_(nn) : T(1);
-            T best = T(0), lead = T(1);
-            for (int i = 0; i < n; ++i) {
-                const T z = Z[(bl_i64)i * ld + j];
-                if (BlT<T>::abs_(z) > best) {
-                    best = BlT<T>::abs_(z);
-                    lead = z;
-                }
-            }
-            pp[j] = lead < T(0) ? -sc : sc;  // the column's scale and sign
-        }
+        for (int j = tid; j < n; j += nt) pp[j] = bl_column_scale(Z, ld, n, j, iters_all > 0);
     }
     __syncthreads();
     for (int r = tid; r < n; r += nt) wp[r * p.w_cs] = bl_scale2(d[perm[r]], es);
@@ -696,22 +718,32 @@ template <typename T, int N> __device__ __forceinline__ bool bl_jacobi_converged
     return (__ballot_sync(0xffffffffu, !ok) & bl_group_mask(N)) == 0;
 }
 
-template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
-    constexpr int MPW = 32 / N, LD = N + 1;
-    __shared__ T s_mat[BL_EIGH_WARPS][MPW * N * LD];  // A in, then V out, staged
-    __shared__ T s_sign[BL_EIGH_WARPS][32];
-    __shared__ int s_perm[BL_EIGH_WARPS][32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, grp = lane / N;
-    const int j = lane & (N - 1), n = p.n, nn = n * n;
-    const int local = (blockIdx.x * BL_EIGH_WARPS + warp) * MPW + grp;
-    const bool valid = local < p.nmat;  // the whole warp runs on: its shuffles need every lane
-    const bl_i64 b = (bl_i64)p.b0 + local;
-    const bool vec = p.v != nullptr;
-    T* sm = s_mat[warp] + grp * N * LD;
-    T* sign = s_sign[warp] + grp * N;
-    int* perm = s_perm[warp] + grp * N;
+// Where a thread of a warp kernel stands: BL_EIGH_WARPS warps a block, a group of N
+// lanes a matrix (32 / N a warp), lane j of its group; matrix b of the call, valid when
+// within this launch's (an invalid group runs on with zeros: its shuffles need every lane).
+template <int N> struct BlWarpLane {
+    int lane, warp, grp, j;
+    bool valid;
+    bl_i64 b;
+    __device__ explicit BlWarpLane(const EighArgs& p) {
+        lane = threadIdx.x & 31;
+        warp = threadIdx.x >> 5;
+        grp = lane / N;
+        j = lane & (N - 1);
+        const int local = (blockIdx.x * BL_EIGH_WARPS + warp) * (32 / N) + grp;
+        valid = local < p.nmat;
+        b = (bl_i64)p.b0 + local;
+    }
+};
 
-    // The named triangle, mirrored, read along the input's faster axis.
+// The warp kernels' input and output, a group of N lanes a matrix (lane j of the group).
+// Reads the named triangle of matrix b, mirrored, into sm (row-major, leading dimension
+// N + 1) along the input's faster axis, and returns the exponent the matrix is scaled by
+// (bl_scale_exp over the group; bad: non-finite input). Ends with a __syncwarp.
+template <typename T, int N>
+__device__ __forceinline__ int bl_warp_read_sym(const EighArgs& p, bl_i64 b, bool valid, int j, T* sm, bool& bad) {
+    constexpr int LD = N + 1;
+    const int n = p.n, nn = n * n;
     T mx = T(0);
     if (valid) {
         const T* ap = reinterpret_cast<const T*>(p.a) + b * p.a_bs;
@@ -733,9 +765,43 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
         const T y = bl_shfl_xor(mx, o);
         mx = y > mx ? y : mx;
     }
-    bool bad;
     const int es = bl_scale_exp(mx, bad);
     __syncwarp();
+    return es;
+}
+
+// Writes V's column r as scale[c] times column c = perm[r] of Z (sm, leading dimension
+// N + 1), every entry NaN for bad input; along the output's faster axis.
+template <typename T, int N>
+__device__ __forceinline__ void bl_warp_write_vectors(const EighArgs& p, bl_i64 b, int j, const T* sm, const int* perm,
+                                                      const T* scale, bool bad) {
+    constexpr int LD = N + 1;
+    const int n = p.n, nn = n * n;
+    T* vp = reinterpret_cast<T*>(p.v) + b * p.v_bs;
+    const bool rows_outer = (p.v_rs < 0 ? -p.v_rs : p.v_rs) >= (p.v_cs < 0 ? -p.v_cs : p.v_cs);
+    for (int idx = j; idx < nn; idx += N) {
+        const int o = idx / n, in = idx - o * n;
+        const int i = rows_outer ? o : in, r = rows_outer ? in : o;
+        const int c = perm[r];
+        vp[i * p.v_rs + r * p.v_cs] = bad ? BlT<T>::nan() : scale[c] * sm[i * LD + c];
+    }
+}
+
+template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
+    constexpr int MPW = 32 / N, LD = N + 1;
+    __shared__ T s_mat[BL_EIGH_WARPS][MPW * N * LD];  // A in, then V out, staged
+    __shared__ T s_sign[BL_EIGH_WARPS][32];
+    __shared__ int s_perm[BL_EIGH_WARPS][32];
+    const BlWarpLane<N> at(p);
+    const int warp = at.warp, grp = at.grp, j = at.j, n = p.n;
+    const bool valid = at.valid, vec = p.v != nullptr;
+    const bl_i64 b = at.b;
+    T* sm = s_mat[warp] + grp * N * LD;
+    T* sign = s_sign[warp] + grp * N;
+    int* perm = s_perm[warp] + grp * N;
+
+    bool bad;
+    const int es = bl_warp_read_sym<T, N>(p, b, valid, j, sm, bad);
     T bv[N], v[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -796,14 +862,194 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
     if (!vec) return;  // uniform: a kernel argument
     __syncwarp();
     if (!valid) return;
-    T* vp = reinterpret_cast<T*>(p.v) + b * p.v_bs;
-    const bool rows_outer = (p.v_rs < 0 ? -p.v_rs : p.v_rs) >= (p.v_cs < 0 ? -p.v_cs : p.v_cs);
-    for (int idx = j; idx < nn; idx += N) {
-        const int o = idx / n, in = idx - o * n;
-        const int i = rows_outer ? o : in, r = rows_outer ? in : o;
-        const int c = perm[r];
-        vp[i * p.v_rs + r * p.v_cs] = bad ? BlT<T>::nan() : sign[c] * sm[i * LD + c];
+    bl_warp_write_vectors<T, N>(p, b, j, sm, perm, sign, bad);
+}
+
+// ---------------------------------------------------------------------------------------
+// Symmetric eigendecomposition for n <= 32, a group of N lanes a matrix (eigh_wql_<t>_n<N>;
+// 32/N matrices a warp, N = 8, 16, 32, the padded size): Householder tridiagonalisation in
+// registers, then tql2 (the block kernel's implicit QL). Two-sided Jacobi (`warp`) spends
+// about 280 instructions a lane a round over 6-9 sweeps at n = 32; this spends about 3 n^2
+// a lane on the reduction and Q, and about 25 a rotation of the QL chain.
+// - Lane j holds row j of A (a[N]) and of Q (z[N]) in registers. Step k (xSYTD2, as the
+//   block kernel) forms the reflector of column k from the lanes' entries there, broadcasts
+//   v and then w = p - (tau/2)(p.v) v through shared memory (16-byte loads), and every lane
+//   updates its row of A22 -= v w^T + w v^T and of Q := Q H_k (Q accumulated forwards, so
+//   no reflector is kept). v and w are zero in columns <= k, so a step's products start at
+//   the multiple of 8 below k + 1 (a compile-time bound: one copy of the step per 8
+//   columns) and need no mask; padding rows and columns (n < N) stay zero.
+// - tql2: lane 0 of the group runs the serial chain (d, e in shared memory) and logs each
+//   sweep's rotations; every lane then applies them to its row of Z = Q (in shared memory,
+//   leading dimension N + 1: a lane's row, conflict-free). Groups of a warp iterate apart
+//   (group-masked syncs).
+// Then the eigenvalues ascending (a stable rank sort), Z's columns renormalised after
+// rotations, each eigenvector's largest component positive, the scaling undone, as the
+// block kernel. info: bit 0 non-finite input (every output NaN), bit 1 not converged, bit 3
+// an eigenvalue beyond the range once unscaled, bits 16.. the QL iterations.
+// Dynamic shared memory, a warp's part: 32 (N + 1) elements of Z (A staged there first),
+// then per group v, w, d, e, rc, rs, the columns' scale and sign (N each), then N ints.
+
+template <typename T, int N> __host__ __device__ constexpr int bl_wql_warp_elems() { return 32 * (N + 1) + (32 / N) * 7 * N; }
+
+// One step k of the reduction, for k + 1 in [C0, C0 + 8): columns below C0 are final.
+template <typename T, int N, int C0>
+__device__ __forceinline__ void bl_wql_step(T (&a)[N], T (&z)[N], int k, int j, T* vb, T* wb, T* d, T* e, bool vec) {
+    constexpr int VN = BlVec<T>::N;
+    T xk = T(0);  // this lane's entry in column k (k >= C0 - 1)
+#pragma unroll
+    for (int c = C0 > 0 ? C0 - 1 : 0; c < C0 + 8 && c < N; ++c)
+        if (c == k) xk = a[c];
+    const T below = j > k + 1 ? xk : T(0);
+    T ss = below * below;
+#pragma unroll
+    for (int o = 1; o < N; o <<= 1) ss += bl_shfl_xor(ss, o);  // the same bits in every lane
+    const T alpha = __shfl_sync(0xffffffffu, xk, k + 1, N);
+    T beta, tau, scal;
+    bl_householder(alpha, ss, beta, tau, scal);
+    const T vj = j <= k ? T(0) : j == k + 1 ? T(1) : xk * scal;
+    if (j == k) d[k] = xk;  // final since step k - 1
+    if (j == k + 1) e[k] = beta;
+    __syncwarp();  // every lane is done with the last step's v (its update of Q reads it)
+    vb[j] = vj;
+    __syncwarp();
+    T s = T(0);  // (A22 v)_j; v is zero in columns <= k, so row j's stale column k counts 0
+#pragma unroll
+    for (int c = C0; c < N; c += VN) {
+        T x[VN];
+        BlVec<T>::ld(vb + c, x);
+#pragma unroll
+        for (int u = 0; u < VN; ++u) s += a[c + u] * x[u];
     }
+    const T pj = j > k ? tau * s : T(0);
+    T pv = pj * vj;
+#pragma unroll
+    for (int o = 1; o < N; o <<= 1) pv += bl_shfl_xor(pv, o);
+    const T wj = pj - (T(0.5) * tau * pv) * vj;
+    wb[j] = wj;
+    __syncwarp();
+    T q = T(0);
+#pragma unroll
+    for (int c = C0; c < N; c += VN) {
+        T x[VN], y[VN];
+        BlVec<T>::ld(vb + c, x);
+        BlVec<T>::ld(wb + c, y);
+#pragma unroll
+        for (int u = 0; u < VN; ++u) {
+            a[c + u] -= vj * y[u] + wj * x[u];
+            q += z[c + u] * x[u];
+        }
+    }
+    if (vec) {  // Q := Q (I - tau v v^T), this lane's row
+        q *= tau;
+#pragma unroll
+        for (int c = C0; c < N; c += VN) {
+            T x[VN];
+            BlVec<T>::ld(vb + c, x);
+#pragma unroll
+            for (int u = 0; u < VN; ++u) z[c + u] -= q * x[u];
+        }
+    }
+}
+
+template <typename T, int N> __device__ void bl_eigh_wql(const EighArgs& p) {
+    extern __shared__ __align__(16) unsigned char bl_smem[];
+    constexpr int LD = N + 1;
+    const BlWarpLane<N> at(p);
+    const int warp = at.warp, grp = at.grp, j = at.j, n = p.n;
+    const bool valid = at.valid, vec = p.v != nullptr;
+    const bl_i64 b = at.b;
+    T* wbase = reinterpret_cast<T*>(bl_smem + (size_t)warp * (bl_wql_warp_elems<T, N>() * sizeof(T) + 32 * sizeof(int)));
+    T* gv = wbase + 32 * LD + grp * 7 * N;  // v and w first: 16-byte aligned (N >= 8)
+    T *vb = gv, *wb = gv + N, *d = gv + 2 * N, *e = gv + 3 * N, *rc = gv + 4 * N, *rs = gv + 5 * N, *sg = gv + 6 * N;
+    T* sm = wbase + grp * N * LD;
+    int* perm = reinterpret_cast<int*>(wbase + bl_wql_warp_elems<T, N>()) + grp * N;
+
+    bool bad;
+    const int es = bl_warp_read_sym<T, N>(p, b, valid, j, sm, bad);
+    T a[N], z[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+        T x = (valid && !bad && j < n && c < n) ? bl_scale2(sm[j * LD + c], -es) : T(0);
+        a[c] = BlT<T>::abs_(x) < BlT<T>::tiny() ? T(0) : x;  // subnormal once scaled: zero
+        z[c] = c == j ? T(1) : T(0);
+    }
+    for (int k = 0; k < n - 1; ++k) {  // n is the launch's: uniform
+        const int c0 = (k + 1) & ~7;
+        if (c0 == 0) {
+            bl_wql_step<T, N, 0>(a, z, k, j, vb, wb, d, e, vec);
+        } else if constexpr (N > 8) {
+            if (c0 == 8) {
+                bl_wql_step<T, N, 8>(a, z, k, j, vb, wb, d, e, vec);
+            } else if constexpr (N > 16) {
+                if (c0 == 16) bl_wql_step<T, N, 16>(a, z, k, j, vb, wb, d, e, vec);
+                else bl_wql_step<T, N, 24>(a, z, k, j, vb, wb, d, e, vec);
+            }
+        }
+    }
+    {
+        T last = T(0);
+#pragma unroll
+        for (int c = 0; c < N; ++c)
+            if (c == n - 1) last = a[c];
+        if (j == n - 1) {
+            d[n - 1] = last;
+            e[n - 1] = T(0);
+        }
+    }
+    if (vec) {
+#pragma unroll
+        for (int c = 0; c < N; ++c) sm[j * LD + c] = z[c];  // Z = Q, row j
+    }
+    __syncwarp();
+
+    // tql2: lane 0 of the group sweeps, every lane applies the sweep to its row of Z.
+    const unsigned gm = bl_group_mask(N);
+    const T eps = BlT<T>::eps();
+    const int max_iter = 30 * n + 30;
+    T f = T(0), tst1 = T(0);
+    int iters = 0;
+    bool conv = true;
+    for (int l = 0; l < n; ++l) {
+        const int m = bl_ql_split(d, e, l, n, tst1);  // every lane alike (reads only)
+        __syncwarp(gm);  // every lane has read d and e before lane 0 writes them
+        while (m > l) {
+            if (iters >= max_iter) {
+                conv = false;
+                break;
+            }
+            ++iters;
+            if (j == 0) bl_ql_sweep(d, e, rc, rs, l, m, n, f);
+            __syncwarp(gm);
+            if (vec) bl_ql_apply(sm + j * LD, rc, rs, l, m);
+            const bool stop = !(BlT<T>::abs_(e[l]) > eps * tst1);
+            __syncwarp(gm);  // rc, rs and e read before lane 0 writes them again
+            if (stop) break;
+        }
+        if (j == 0) {
+            d[l] += f;
+            e[l] = T(0);
+        }
+        __syncwarp(gm);
+    }
+
+    // Rank among the n eigenvalues, ascending, ties by index (a stable order); Z's columns
+    // renormalised after rotations, their largest component (the first of equals) positive.
+    if (j < n) {
+        perm[bl_rank(d, n, j)] = j;
+        if (vec) sg[j] = bl_column_scale(sm, LD, n, j, iters > 0);
+    }
+    const T wj = j < n ? bl_scale2(d[j], es) : T(0);
+    const bool any_over = (__ballot_sync(0xffffffffu, j < n && bl_beyond_range(wj)) & bl_group_mask(N)) != 0;
+    __syncwarp();
+    if (!valid) return;  // no warp-wide operation below
+    T* wp = reinterpret_cast<T*>(p.w) + b * p.w_bs;
+    if (j < n) wp[j * p.w_cs] = bad ? BlT<T>::nan() : bl_scale2(d[perm[j]], es);
+    if (j == 0 && p.info)
+        p.info[b] = bad ? BL_INFO_NONFINITE
+                        : ((unsigned)(iters > 0xffff ? 0xffff : iters) << 16) | (conv ? 0u : BL_INFO_NOT_CONVERGED) |
+                              (any_over ? BL_INFO_OVERFLOW : 0u);
+    if (!vec) return;
+    bl_warp_write_vectors<T, N>(p, b, j, sm, perm, sg, bad);
 }
 
 #define BL_EIGH_BLOCK(TN, T)                                                                \
@@ -811,4 +1057,8 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
 #define BL_EIGH_WARP(TN, T, N)                                                                \
     extern "C" __global__ void __launch_bounds__(32 * BL_EIGH_WARPS) eigh_warp_##TN##_n##N(EighArgs p) { \
         bl_eigh_warp<T, N>(p);                                                                \
+    }
+#define BL_EIGH_WQL(TN, T, N)                                                                 \
+    extern "C" __global__ void __launch_bounds__(32 * BL_EIGH_WARPS) eigh_wql_##TN##_n##N(EighArgs p) { \
+        bl_eigh_wql<T, N>(p);                                                                 \
     }
