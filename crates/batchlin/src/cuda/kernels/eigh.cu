@@ -870,7 +870,9 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
 // 32/N matrices a warp, N = 8, 16, 32, the padded size): Householder tridiagonalisation in
 // registers, then tql2 (the block kernel's implicit QL). Two-sided Jacobi (`warp`) spends
 // about 280 instructions a lane a round over 6-9 sweeps at n = 32; this spends about 3 n^2
-// a lane on the reduction and Q, and about 25 a rotation of the QL chain.
+// a lane on the reduction and Q, and about 25 a rotation of the QL chain. Measured on an
+// H100 (docs/results/h100/2026-12-05-eigh-warp-ql): faster than `warp` from 17 to 24,
+// slower at 32, bound by one lane's serial QL chain; not routed yet (cuda/eigh.rs).
 // - Lane j holds row j of A (a[N]) and of Q (z[N]) in registers. Step k (xSYTD2, as the
 //   block kernel) forms the reflector of column k from the lanes' entries there, broadcasts
 //   v and then w = p - (tau/2)(p.v) v through shared memory (16-byte loads), and every lane
