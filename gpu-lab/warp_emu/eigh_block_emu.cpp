@@ -3,10 +3,7 @@
 // barriers (warp_emu.h), shared memory a static buffer. Built by eigh_block_emu.py.
 #include "warp_emu.h"
 #include <cstdlib>
-// eigh.cu's warp kernel compiles along (it is not run).
-#define __host__
-#define __constant__
-inline bool __all_sync(unsigned, bool p) { return __ballot_sync(0, p) == 0xffffffffu; }
+// eigh.cu's warp kernels compile along (they are not run here).
 alignas(16) unsigned char bl_smem[1 << 20];
 // Matrices by path: [0] tql2 (the fast path declined), [1] the fast path (thread 0 counts).
 std::atomic<int> g_paths[2];

@@ -2,9 +2,6 @@
 // matrices (a group of N lanes each), a thread a lane, the warp intrinsics by barriers
 // (warp_emu.h), dynamic shared memory a static buffer. Built by eigh_wql_emu.py.
 #include "warp_emu.h"
-#define __host__
-#define __constant__
-inline bool __all_sync(unsigned, bool p) { return __ballot_sync(0, p) == 0xffffffffu; }
 alignas(16) unsigned char bl_smem[1 << 20];
 #define BL_EIGH_PATH_HOOK(fast)
 #define BL_NO_DEFAULT_INST

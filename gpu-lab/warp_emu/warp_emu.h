@@ -16,6 +16,8 @@
 #define __align__(x)
 #define __launch_bounds__(...)
 #define __shared__
+#define __host__
+#define __constant__
 struct Dim3 { unsigned x, y, z; };
 inline thread_local Dim3 threadIdx, blockIdx;
 inline Dim3 blockDim{32, 1, 1};
@@ -55,6 +57,7 @@ inline unsigned __ballot_sync(unsigned, bool p) {
     g_bar->arrive_and_wait(); return m;
 }
 inline bool __any_sync(unsigned, bool p) { return __ballot_sync(0, p) != 0; }
+inline bool __all_sync(unsigned, bool p) { return __ballot_sync(0, p) == 0xffffffffu; }
 // A partial mask of 16 or 8 lanes (an aligned group) waits for its group only.
 inline void __syncwarp(unsigned m = 0xffffffffu) {
     const int w = __builtin_popcount(m);

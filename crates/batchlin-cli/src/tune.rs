@@ -854,11 +854,13 @@ fn resumed(dir: &std::path::Path, device: &DeviceKey) -> Result<Option<Table>, S
         return Ok(None);
     }
     let mut t = read_checked(&path, device)?;
-    t.points.retain(|p| {
-        t.versions
-            .iter()
-            .any(|(k, v)| *k == p.kernel && current_kernel(k, *v).is_some())
-    });
+    let current: HashSet<&str> = t
+        .versions
+        .iter()
+        .filter(|(k, v)| current_kernel(k, *v).is_some())
+        .map(|(k, _)| k.as_str())
+        .collect();
+    t.points.retain(|p| current.contains(p.kernel.as_str()));
     Ok(Some(t))
 }
 
