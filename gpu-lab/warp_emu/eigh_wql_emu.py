@@ -1,9 +1,10 @@
-"""Checks the `wql` eigh kernel's source (kernels/eigh.cu, bl_eigh_wql) on the host, no
+"""Checks the `warp-ql` eigh kernel's source (kernels/eigh.cu, bl_eigh_wql; with --bisect
+`warp-bisect`, its fast path's matrices counted) on the host, no
 GPU: compiled with common.cu (less its inline PTX) against warp_emu.h, a warp of 32/N
 matrices a run (the groups iterate apart), against float64 NumPy: eigenvalues, residual,
 orthogonality, sign convention, order, info words, eigvalsh agreeing.
 
-    python3 gpu-lab/warp_emu/eigh_wql_emu.py f32   # or f64; optional sizes after
+    python3 gpu-lab/warp_emu/eigh_wql_emu.py f32 [--bisect]   # or f64; optional sizes after
 """
 import ctypes, sys
 import numpy as np
@@ -24,7 +25,7 @@ def run(mats, vectors):
     dt = mats.dtype
     f = lib.eigh_f32 if dt == np.float32 else lib.eigh_f64
     w = np.full((nm, n), -7.0, dt); v = np.full((nm, n, n), -7.0, dt); info = np.zeros(nm, np.uint32)
-    assert f(P(np.ascontiguousarray(mats)), nm, n, padded(n), P(w), P(v) if vectors else None, P(info)) == 0
+    assert f(P(np.ascontiguousarray(mats)), nm, n, padded(n), P(w), P(v) if vectors else None, P(info), BISECT) == 0
     return w, (v if vectors else None), info
 
 
@@ -61,12 +62,18 @@ def check(names, mats, dt):
 
 rng = np.random.default_rng(1)
 dt = np.float64 if sys.argv[1:2] == ["f64"] else np.float32
-sizes = [int(x) for x in sys.argv[2:]] or [1, 2, 3, 7, 8, 9, 16, 17, 31, 32]
+BISECT = int("--bisect" in sys.argv)
+sizes = [int(x) for x in sys.argv[2:] if x != "--bisect"] or [1, 2, 3, 7, 8, 9, 16, 17, 31, 32]
+paths = [0, 0]
 for n in sizes:
     mpw = 32 // padded(n)
     cases = eigh_cases.cases(n, rng)
     for i in range(0, len(cases), mpw):  # a warp's groups at once
         part = cases[i:i + mpw]
+        before = (ctypes.c_int * 2)(); lib.path_counts(before)
         check([c[0] for c in part], np.array([c[1] for c in part]), dt)
+        after = (ctypes.c_int * 2)(); lib.path_counts(after)
+        for i in range(2): paths[i] += (after[i] - before[i]) // padded(n)
+if BISECT: print("matrices with vectors: %d tql2, %d fast (the padding groups of a warp counted)" % tuple(paths))
 print({k: f"{v:.1e}" for k, v in worst.items()})
 sys.exit(1 if fails else 0)

@@ -882,9 +882,9 @@ fn eigh_every_cuda_kernel_past_65536_matrices() {
     }
 }
 
-/// Every CUDA eigh kernel forced (where a GPU is present) from 48 to 256, where `block`
-/// takes the vectors by its fast path (twisted factorisations, kernels/eigh.cu
-/// `bl_eigh_fast`) or declines to tql2: Gaussian and graded matrices (the fast path), pairs
+/// Every CUDA eigh kernel forced (where a GPU is present) from 12 to 256, where `block`
+/// and `warp-bisect` take the vectors by their fast paths (twisted factorisations,
+/// kernels/eigh.cu `bl_eigh_fast`, `bl_wql_fast`) or decline to tql2: Gaussian and graded matrices (the fast path), pairs
 /// of eigenvalues 1e-3, 1e-5, 1e-7 apart or equal (`close_pairs`, and the same shifted to
 /// mixed signs), rank one and the identity (declined), a NaN one in the batch; the work
 /// matrix in shared memory and, from 168 (float32) or 118 (float64), in global memory.
@@ -896,7 +896,7 @@ fn every_cuda_kernel_close_pairs<T: Real>(seed: u64) {
     let mut g = rng(seed);
     for k in batchlin::registry::kernels(Op::Eigh, Backend::Cuda) {
         let opts = Options::with_kernel(Backend::Cuda, k.name);
-        for n in [48, 64, 100, 128, 200, 256] {
+        for n in [12, 24, 32, 48, 64, 100, 128, 200, 256] {
             let pairs = close_pairs(n);
             let mixed: Vec<f64> = pairs.iter().map(|w| w - 0.75).collect();
             let u = rank_one(&mut g, n, 1);

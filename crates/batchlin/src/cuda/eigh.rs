@@ -2,7 +2,8 @@
 //! work matrix in shared memory where it fits and in global scratch beyond, so it takes
 //! every n (vectors by twisted factorisations where it can vouch for them, else tql2);
 //! the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32, and
-//! `warp-ql` beside it (tridiagonalisation in registers and tql2; not routed yet). Their
+//! `warp-ql` and `warp-bisect` beside it (tridiagonalisation in registers, then tql2 or
+//! bisection and twisted factorisations; not routed yet). Their
 //! launch, sizing and routing rule are here; docs/proposals/gpu-eigh-svd.md has the design
 //! and the measurements.
 
@@ -153,7 +154,8 @@ fn args(c: &Call, es: usize) -> EighArgs {
     }
 }
 
-/// One eigh call by the kernel `kernel` ("block", "warp" or "warp-ql", the registry's names).
+/// One eigh call by the kernel `kernel` ("block", "warp", "warp-ql" or "warp-bisect", the
+/// registry's names).
 pub(crate) unsafe fn run<T: Real>(
     dev: &Device,
     stream: RawStream,
@@ -161,20 +163,37 @@ pub(crate) unsafe fn run<T: Real>(
     kernel: &str,
 ) -> Result<()> {
     match kernel {
-        "warp" => run_warp::<T>(dev, stream, c, false),
-        "warp-ql" => run_warp::<T>(dev, stream, c, true),
+        "warp" => run_warp::<T>(dev, stream, c, Warp::Jacobi),
+        "warp-ql" => run_warp::<T>(dev, stream, c, Warp::Ql),
+        "warp-bisect" => run_warp::<T>(dev, stream, c, Warp::Bisect),
         _ => run_block::<T>(dev, stream, c),
     }
 }
 
-/// Dynamic shared memory of a `warp-ql` block (kernels/eigh.cu `bl_eigh_wql`): a warp's Z
-/// (32 (N + 1) elements), seven vectors of N a matrix and N ints a matrix.
-fn wql_smem(nw: usize, es: usize) -> usize {
-    WARPS_A_BLOCK * ((32 * (nw + 1) + 7 * 32) * es + 32 * 4)
+/// The warp kernels: after Jacobi, the two that tridiagonalise in registers first.
+#[derive(Copy, Clone, PartialEq)]
+enum Warp {
+    Jacobi,
+    Ql,
+    Bisect,
 }
 
-/// The `warp` kernel (Jacobi) or, with `ql`, `warp-ql` (tridiagonalisation and QL).
-unsafe fn run_warp<T: Real>(dev: &Device, stream: RawStream, c: &Call, ql: bool) -> Result<()> {
+/// Dynamic shared memory of a `warp-ql` or `warp-bisect` block (kernels/eigh.cu
+/// `bl_wql_warp_elems`, `bl_wql_warp_ints`), a warp's part: Z (32 (N + 1) elements), seven
+/// vectors of N a matrix and N ints a matrix; `warp-bisect` adds two N x N matrices, two
+/// vectors of N and 8 ints a matrix.
+fn wql_smem(nw: usize, es: usize, bisect: bool) -> usize {
+    let mats = 32 / nw;
+    let (elems, ints) = if bisect {
+        (mats * (2 * nw * nw + 2 * nw), mats * 8)
+    } else {
+        (0, 0)
+    };
+    WARPS_A_BLOCK * ((32 * (nw + 1) + 7 * 32 + elems) * es + (32 + ints) * 4)
+}
+
+/// One of the warp kernels.
+unsafe fn run_warp<T: Real>(dev: &Device, stream: RawStream, c: &Call, kind: Warp) -> Result<()> {
     let (tn, ct) = super::qr::tname::<T>();
     let nw = warp_size(c.n).ok_or_else(|| {
         Error::Argument(format!(
@@ -184,10 +203,10 @@ unsafe fn run_warp<T: Real>(dev: &Device, stream: RawStream, c: &Call, ql: bool)
         ))
     })?;
     let es = std::mem::size_of::<T>();
-    let ((name, inst), smem) = if ql {
-        (insts::eigh_wql_inst(tn, ct, nw), wql_smem(nw, es))
-    } else {
-        (insts::eigh_warp_inst(tn, ct, nw), 0)
+    let ((name, inst), smem) = match kind {
+        Warp::Jacobi => (insts::eigh_warp_inst(tn, ct, nw), 0),
+        Warp::Ql => (insts::eigh_wql_inst(tn, ct, nw), wql_smem(nw, es, false)),
+        Warp::Bisect => (insts::eigh_wbis_inst(tn, ct, nw), wql_smem(nw, es, true)),
     };
     let f = dev.function(&name, &inst, smem)?;
     let per_block = WARPS_A_BLOCK * (32 / nw);

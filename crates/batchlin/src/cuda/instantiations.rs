@@ -112,6 +112,15 @@ pub(crate) fn eigh_wql_inst(tn: &str, ct: &str, n: usize) -> (String, String) {
     )
 }
 
+/// (kernel name, instantiation line) of the `warp-bisect` eigh kernel of padded size N
+/// (the sizes of `EIGH_WARP_N`).
+pub(crate) fn eigh_wbis_inst(tn: &str, ct: &str, n: usize) -> (String, String) {
+    (
+        format!("eigh_wbis_{tn}_n{n}"),
+        format!("BL_EIGH_WBIS({tn}, {ct}, {n})"),
+    )
+}
+
 /// (kernel name, instantiation line) of the `warp` SVD kernel of capacity (P, Q).
 pub(crate) fn svd_warp_inst(tn: &str, ct: &str, (p, q): (usize, usize)) -> (String, String) {
     (
@@ -253,6 +262,7 @@ pub(crate) fn all() -> Vec<(String, String)> {
         for n in EIGH_WARP_N {
             insts.push(eigh_warp_inst(tn, ct, n));
             insts.push(eigh_wql_inst(tn, ct, n));
+            insts.push(eigh_wbis_inst(tn, ct, n));
         }
         insts.push((
             format!("svd_jacobi_{tn}"),

@@ -451,6 +451,21 @@ template <typename T> __device__ __forceinline__ T bl_sign(T a, T b) {
 // `block` fast path (T from the Householder tridiagonalisation). T is given by `dg(i)`,
 // its diagonal, and `off(i)`, the entry coupling i and i + 1 (b2[i] = off(i)^2).
 
+// Who runs a cooperative helper (bl_tri_lowdin, eigh's bl_eigh_bisect): every thread of
+// a block, or one group of lanes of a warp (a warp kernel's matrix; its groups may take
+// other paths meanwhile, so they sync apart).
+struct BlBlockTeam {
+    __device__ int rank() const { return threadIdx.x; }
+    __device__ int size() const { return blockDim.x; }
+    __device__ void sync() const { __syncthreads(); }
+};
+struct BlGroupTeam {
+    int lane, width;  // lane of the group, lanes a group (a power of two)
+    __device__ int rank() const { return lane; }
+    __device__ int size() const { return width; }
+    __device__ void sync() const { __syncwarp(bl_group_mask(width)); }
+};
+
 // The pivot guard of the Sturm recurrences (LAPACK's pivmin): tiny times the largest
 // squared off-diagonal entry, at least tiny.
 template <typename T> __device__ __forceinline__ T bl_tri_pivmin(T offmax2) {
@@ -547,17 +562,18 @@ __device__ T bl_tri_twist(Dg dg, Of off, const T* b2, int len, T s, T pivmin, T*
 // result, or null (the same in every thread) where it cannot vouch for them: E beyond 1/4
 // (vectors that coincide: values equal or too close for their shifts), or not at rounding
 // level after three steps, or fl[0] set by the caller before (a vector that overflowed).
-// fl[1], fl[2]: E's largest entry (float bits), two slots. Starts with a barrier.
-template <typename T>
-__device__ T* bl_tri_lowdin(T* X0, T* X1, T* Ex, int len, int q, const T* sig, T win, int* fl) {
-    const int tid = threadIdx.x, nt = blockDim.x;
+// fl[1], fl[2]: E's largest entry (float bits), two slots. Run by a team (BlBlockTeam,
+// BlGroupTeam); starts with its sync.
+template <typename T, typename Team>
+__device__ T* bl_tri_lowdin(const Team& tm, T* X0, T* X1, T* Ex, int len, int q, const T* sig, T win, int* fl) {
+    const int tid = tm.rank(), nt = tm.size();
     const T eps = BlT<T>::eps();
     T* X = X0;
     T* Y = X1;
     if (tid == 0) fl[1] = 0;
     for (int it = 0;; ++it) {
         int* slot = fl + 1 + (it & 1);  // two slots: one is read while the next is cleared
-        __syncthreads();
+        tm.sync();
         if (fl[0]) return nullptr;
         // E over the window: thread c the pairs (c, b > c).
         float emax = 0.0f;
@@ -571,7 +587,7 @@ __device__ T* bl_tri_lowdin(T* X0, T* X1, T* Ex, int len, int q, const T* sig, T
                 emax = a > emax ? a : emax;
             }
         atomicMax(slot, __float_as_int(emax));
-        __syncthreads();
+        tm.sync();
         const float em = __int_as_float(*slot);
         if (tid == 0) fl[1 + ((it + 1) & 1)] = 0;
         if (em <= 8.0f * (float)eps) return X;

@@ -44,14 +44,16 @@ struct EighArgs {
 // guard), every thread at once: no serial chain. e2 (n) gets e squared, *steps the most
 // steps of a value. `rel`: to relative accuracy down to eps^2 ||T|| (the vectors' shifts),
 // else to eps ||T|| (LAPACK's default abstol). Returns whether T is diagonal (then out = d,
-// exactly), the same in every thread. Ends with a barrier.
-template <typename T>
-__device__ bool bl_eigh_bisect(const T* d, const T* e, T* e2, int n, T* out, int* steps_out, bool rel, T& pivmin) {
-    const int tid = threadIdx.x, nt = blockDim.x;
+// exactly), the same in every thread. Run by a team (BlBlockTeam, BlGroupTeam); ends with
+// its sync.
+template <typename T, typename Team>
+__device__ bool bl_eigh_bisect(const Team& tm, const T* d, const T* e, T* e2, int n, T* out, int* steps_out, bool rel,
+                               T& pivmin) {
+    const int tid = tm.rank(), nt = tm.size();
     const T eps = BlT<T>::eps();
     for (int i = tid; i < n; i += nt) e2[i] = i < n - 1 ? e[i] * e[i] : T(0);
     if (tid == 0) *steps_out = 0;
-    __syncthreads();
+    tm.sync();
     T lo = d[0], hi = d[0], emax2 = T(0);
     for (int i = 0; i < n; ++i) {
         const T r = (i > 0 ? BlT<T>::abs_(e[i - 1]) : T(0)) + (i < n - 1 ? BlT<T>::abs_(e[i]) : T(0));
@@ -79,7 +81,7 @@ __device__ bool bl_eigh_bisect(const T* d, const T* e, T* e2, int n, T* out, int
         steps = st > steps ? st : steps;
     }
     atomicMax(steps_out, steps);
-    __syncthreads();
+    tm.sync();
     return emax2 == T(0);
 }
 
@@ -110,7 +112,7 @@ __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, T* R, const T* tau, co
     const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
     const int wid = tid >> 5, nw = nt >> 5;
     T pivmin;
-    if (bl_eigh_bisect(d, e, b2, n, sig, msg, true, pivmin)) return false;
+    if (bl_eigh_bisect(BlBlockTeam{}, d, e, b2, n, sig, msg, true, pivmin)) return false;
     const bl_i64 nn = (bl_i64)n * n;
     T* X0 = fs;
     int* fl = msg + 4;
@@ -131,7 +133,7 @@ __device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, T* R, const T* tau, co
         for (int i = 0; i < n; ++i) X0[(bl_i64)i * n + k] *= inv;
     }
     const T big = BlT<T>::abs_(sig[0]) > BlT<T>::abs_(sig[n - 1]) ? BlT<T>::abs_(sig[0]) : BlT<T>::abs_(sig[n - 1]);
-    const T* X = bl_tri_lowdin(X0, X0 + nn, X0 + 2 * nn, n, n, sig, T(BL_EIGH_WINDOW) * big, fl);
+    const T* X = bl_tri_lowdin(BlBlockTeam{}, X0, X0 + nn, X0 + 2 * nn, n, n, sig, T(BL_EIGH_WINDOW) * big, fl);
     BL_EIGH_PATH_HOOK(X != nullptr);
     if (!X) return false;
     // The columns' inverse norms (the symmetric steps keep them only to second order).
@@ -534,7 +536,7 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     } else {
         // Eigenvalues alone: bisection, every thread at once: no serial chain.
         T pivmin;
-        bl_eigh_bisect(d, e, vv, n, pp, msg + 1, false, pivmin);
+        bl_eigh_bisect(BlBlockTeam{}, d, e, vv, n, pp, msg + 1, false, pivmin);
         for (int k = tid; k < n; k += nt) d[k] = pp[k];
         if (tid == 0) iters = msg[1];
     }
@@ -891,7 +893,10 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
 // Dynamic shared memory, a warp's part: 32 (N + 1) elements of Z (A staged there first),
 // then per group v, w, d, e, rc, rs, the columns' scale and sign (N each), then N ints.
 
-template <typename T, int N> __host__ __device__ constexpr int bl_wql_warp_elems() { return 32 * (N + 1) + (32 / N) * 7 * N; }
+template <typename T, int N, bool FAST> __host__ __device__ constexpr int bl_wql_warp_elems() {
+    return 32 * (N + 1) + (32 / N) * (7 * N + (FAST ? 2 * N * N + 2 * N : 0));
+}
+template <int N, bool FAST> __host__ __device__ constexpr int bl_wql_warp_ints() { return 32 + (FAST ? (32 / N) * 8 : 0); }
 
 // One step k of the reduction, for k + 1 in [C0, C0 + 8): columns below C0 are final.
 template <typename T, int N, int C0>
@@ -953,18 +958,115 @@ __device__ __forceinline__ void bl_wql_step(T (&a)[N], T (&z)[N], int k, int j, 
     }
 }
 
-template <typename T, int N> __device__ void bl_eigh_wql(const EighArgs& p) {
+// tql2 on one group's tridiagonal (d, e): lane 0 of the group sweeps, every lane applies
+// the sweep to its row of Z (sm, leading dimension N + 1). iters, conv: the iterations
+// and whether it converged.
+template <typename T, int N>
+__device__ void bl_wql_tql2(T* d, T* e, T* rc, T* rs, T* sm, int j, int n, bool vec, int& iters, bool& conv) {
+    constexpr int LD = N + 1;
+    const unsigned gm = bl_group_mask(N);
+    const T eps = BlT<T>::eps();
+    const int max_iter = 30 * n + 30;
+    T f = T(0), tst1 = T(0);
+    for (int l = 0; l < n; ++l) {
+        const int m = bl_ql_split(d, e, l, n, tst1);  // every lane alike (reads only)
+        __syncwarp(gm);  // every lane has read d and e before lane 0 writes them
+        while (m > l) {
+            if (iters >= max_iter) {
+                conv = false;
+                break;
+            }
+            ++iters;
+            if (j == 0) bl_ql_sweep(d, e, rc, rs, l, m, n, f);
+            __syncwarp(gm);
+            if (vec) bl_ql_apply(sm + j * LD, rc, rs, l, m);
+            const bool stop = !(BlT<T>::abs_(e[l]) > eps * tst1);
+            __syncwarp(gm);  // rc, rs and e read before lane 0 writes them again
+            if (stop) break;
+        }
+        if (j == 0) {
+            d[l] += f;
+            e[l] = T(0);
+        }
+        __syncwarp(gm);
+    }
+}
+
+// `warp-bisect`'s fast path for one group's matrix (the block kernel's bl_eigh_fast, a
+// lane a value): the tridiagonal's (d, e) eigenvalues into sig by bisection to relative
+// accuracy, eigenvector j by twisted factorisations in column j of X0 (n x n, leading
+// dimension n), the vectors of close values made orthonormal (X1: N x N more, E over sm),
+// then lane j's row of V = Q X from its row of Q (z) into sm (leading dimension N + 1),
+// the columns normalised. Returns false (the same in every lane of the group) where it
+// cannot vouch for the vectors: T diagonal, a vector that overflowed, values that
+// coincide (tql2 then takes the matrix). b2: N; msg: 8 ints (msg[0] the most steps).
+template <typename T, int N>
+__device__ __forceinline__ bool bl_wql_fast(const BlGroupTeam& tm, int n, const T* d, const T* e, const T (&z)[N], T* sm, T* X0,
+                            T* b2, T* sig, int* msg) {
+    constexpr int LD = N + 1;
+    const int j = tm.lane;
+    T pivmin;
+    if (bl_eigh_bisect(tm, d, e, b2, n, sig, msg, true, pivmin)) return false;
+    int* fl = msg + 4;
+    if (j == 0) fl[0] = 0;
+    tm.sync();
+    if (j < n) {
+        const auto dg = [=](int i) { return d[i]; };
+        const auto off = [=](int i) { return e[i]; };
+        T s = sig[j], gam;
+        T n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + j, n, gam);
+        s += gam / n2;
+        n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + j, n, gam);
+        if (n2 < BlT<T>::huge()) {
+            const T inv = T(1) / BlT<T>::sqrt_(n2);
+            for (int i = 0; i < n; ++i) X0[i * n + j] *= inv;
+        } else {
+            atomicMax(fl, 1);
+        }
+    }
+    const T big = BlT<T>::abs_(sig[0]) > BlT<T>::abs_(sig[n - 1]) ? BlT<T>::abs_(sig[0]) : BlT<T>::abs_(sig[n - 1]);
+    const T* X = bl_tri_lowdin(tm, X0, X0 + N * N, sm, n, n, sig, T(BL_EIGH_WINDOW) * big, fl);
+    BL_EIGH_PATH_HOOK(X != nullptr);
+    if (!X) return false;
+    // The columns' inverse norms (the symmetric steps keep them only to second order), in
+    // b2 (spent).
+    if (j < n) {
+        T s2 = T(0);
+        for (int i = 0; i < n; ++i) s2 += X[i * n + j] * X[i * n + j];
+        b2[j] = T(1) / BlT<T>::sqrt_(s2);
+    }
+    tm.sync();
+    T y[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c) y[c] = T(0);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        if (i < n) {
+            const T zi = z[i];
+#pragma unroll
+            for (int c = 0; c < N; ++c)
+                if (c < n) y[c] += zi * X[i * n + c];
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < N; ++c)
+        if (c < n) sm[j * LD + c] = y[c] * b2[c];  // E in sm was read before lowdin's last sync
+    return true;
+}
+
+template <typename T, int N, bool FAST> __device__ void bl_eigh_wql(const EighArgs& p) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     constexpr int LD = N + 1;
     const BlWarpLane<N> at(p);
     const int warp = at.warp, grp = at.grp, j = at.j, n = p.n;
     const bool valid = at.valid, vec = p.v != nullptr;
     const bl_i64 b = at.b;
-    T* wbase = reinterpret_cast<T*>(bl_smem + (size_t)warp * (bl_wql_warp_elems<T, N>() * sizeof(T) + 32 * sizeof(int)));
+    constexpr int ELEMS = bl_wql_warp_elems<T, N, FAST>(), INTS = bl_wql_warp_ints<N, FAST>();
+    T* wbase = reinterpret_cast<T*>(bl_smem + (size_t)warp * (ELEMS * sizeof(T) + INTS * sizeof(int)));
     T* gv = wbase + 32 * LD + grp * 7 * N;  // v and w first: 16-byte aligned (N >= 8)
     T *vb = gv, *wb = gv + N, *d = gv + 2 * N, *e = gv + 3 * N, *rc = gv + 4 * N, *rs = gv + 5 * N, *sg = gv + 6 * N;
     T* sm = wbase + grp * N * LD;
-    int* perm = reinterpret_cast<int*>(wbase + bl_wql_warp_elems<T, N>()) + grp * N;
+    int* perm = reinterpret_cast<int*>(wbase + ELEMS) + grp * N;
 
     bool bad;
     const int es = bl_warp_read_sym<T, N>(p, b, valid, j, sm, bad);
@@ -998,54 +1100,48 @@ template <typename T, int N> __device__ void bl_eigh_wql(const EighArgs& p) {
             e[n - 1] = T(0);
         }
     }
-    if (vec) {
-#pragma unroll
-        for (int c = 0; c < N; ++c) sm[j * LD + c] = z[c];  // Z = Q, row j
-    }
     __syncwarp();
-
-    // tql2: lane 0 of the group sweeps, every lane applies the sweep to its row of Z.
     const unsigned gm = bl_group_mask(N);
-    const T eps = BlT<T>::eps();
-    const int max_iter = 30 * n + 30;
-    T f = T(0), tst1 = T(0);
     int iters = 0;
-    bool conv = true;
-    for (int l = 0; l < n; ++l) {
-        const int m = bl_ql_split(d, e, l, n, tst1);  // every lane alike (reads only)
-        __syncwarp(gm);  // every lane has read d and e before lane 0 writes them
-        while (m > l) {
-            if (iters >= max_iter) {
-                conv = false;
-                break;
-            }
-            ++iters;
-            if (j == 0) bl_ql_sweep(d, e, rc, rs, l, m, n, f);
-            __syncwarp(gm);
-            if (vec) bl_ql_apply(sm + j * LD, rc, rs, l, m);
-            const bool stop = !(BlT<T>::abs_(e[l]) > eps * tst1);
-            __syncwarp(gm);  // rc, rs and e read before lane 0 writes them again
-            if (stop) break;
+    bool conv = true, fast = false;
+    const T* vals = d;  // the eigenvalues, unsorted
+    if constexpr (FAST) {
+        // Values by bisection, a lane a value, and vectors by twisted factorisations
+        // (bl_wql_fast); values alone to LAPACK's absolute tolerance.
+        const BlGroupTeam tm{j, N};
+        T* X0 = wbase + 32 * LD + (32 / N) * 7 * N + grp * (2 * N * N + 2 * N);
+        T *b2 = X0 + 2 * N * N, *sig = b2 + N;
+        int* msg = reinterpret_cast<int*>(wbase + ELEMS) + 32 + grp * 8;
+        T pivmin;
+        fast = vec ? bl_wql_fast<T, N>(tm, n, d, e, z, sm, X0, b2, sig, msg)
+                   : (bl_eigh_bisect(tm, d, e, b2, n, sig, msg, false, pivmin), true);
+        if (fast) {
+            iters = msg[0];
+            vals = sig;
         }
-        if (j == 0) {
-            d[l] += f;
-            e[l] = T(0);
+        tm.sync();
+    }
+    if (!fast) {
+        if (vec) {
+#pragma unroll
+            for (int c = 0; c < N; ++c) sm[j * LD + c] = z[c];  // Z = Q, row j
         }
         __syncwarp(gm);
+        bl_wql_tql2<T, N>(d, e, rc, rs, sm, j, n, vec, iters, conv);
     }
 
     // Rank among the n eigenvalues, ascending, ties by index (a stable order); Z's columns
     // renormalised after rotations, their largest component (the first of equals) positive.
     if (j < n) {
-        perm[bl_rank(d, n, j)] = j;
-        if (vec) sg[j] = bl_column_scale(sm, LD, n, j, iters > 0);
+        perm[bl_rank(vals, n, j)] = j;
+        if (vec) sg[j] = bl_column_scale(sm, LD, n, j, !fast && iters > 0);
     }
-    const T wj = j < n ? bl_scale2(d[j], es) : T(0);
+    const T wj = j < n ? bl_scale2(vals[j], es) : T(0);
     const bool any_over = (__ballot_sync(0xffffffffu, j < n && bl_beyond_range(wj)) & bl_group_mask(N)) != 0;
     __syncwarp();
     if (!valid) return;  // no warp-wide operation below
     T* wp = reinterpret_cast<T*>(p.w) + b * p.w_bs;
-    if (j < n) wp[j * p.w_cs] = bad ? BlT<T>::nan() : bl_scale2(d[perm[j]], es);
+    if (j < n) wp[j * p.w_cs] = bad ? BlT<T>::nan() : bl_scale2(vals[perm[j]], es);
     if (j == 0 && p.info)
         p.info[b] = bad ? BL_INFO_NONFINITE
                         : ((unsigned)(iters > 0xffff ? 0xffff : iters) << 16) | (conv ? 0u : BL_INFO_NOT_CONVERGED) |
@@ -1053,6 +1149,7 @@ template <typename T, int N> __device__ void bl_eigh_wql(const EighArgs& p) {
     if (!vec) return;
     bl_warp_write_vectors<T, N>(p, b, j, sm, perm, sg, bad);
 }
+
 
 #define BL_EIGH_BLOCK(TN, T)                                                                \
     extern "C" __global__ void __launch_bounds__(512) eigh_block_##TN(EighArgs p) { bl_eigh_block<T>(p); }
@@ -1062,5 +1159,9 @@ template <typename T, int N> __device__ void bl_eigh_wql(const EighArgs& p) {
     }
 #define BL_EIGH_WQL(TN, T, N)                                                                 \
     extern "C" __global__ void __launch_bounds__(32 * BL_EIGH_WARPS) eigh_wql_##TN##_n##N(EighArgs p) { \
-        bl_eigh_wql<T, N>(p);                                                                 \
+        bl_eigh_wql<T, N, false>(p);                                                          \
+    }
+#define BL_EIGH_WBIS(TN, T, N)                                                                \
+    extern "C" __global__ void __launch_bounds__(32 * BL_EIGH_WARPS) eigh_wbis_##TN##_n##N(EighArgs p) { \
+        bl_eigh_wql<T, N, true>(p);                                                           \
     }
