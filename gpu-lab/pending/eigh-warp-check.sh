@@ -11,10 +11,12 @@
 # The eigh suite (every CUDA kernel forced, the warp kernels included) beside racecheck
 # and memcheck on eigh-warp-ql and eigh-warp-bisect (racecheck logs' heads kept), then
 # `batchlin bench --kernel warp|warp-ql|warp-bisect|block` for eigh and eigvalsh, float32
-# and float64, at n = 4..32, and ncu's stall samples of warp-bisect and block at
-# 4096x32x32 by SASS line (src.csv.gz, src-block.csv.gz). Every log straight into OUTDIR.
-O=${1:?}
-mkdir -p "$O"
+# and float64, at n = 4..32, and ncu's stall samples of warp-bisect at 4096x32x32 by
+# SASS line (src.csv.gz). Every log into OUTDIR/logs.tgz, packed after each phase.
+OUT=${1:?}
+O=/tmp/o  # every log here, packed into OUTDIR/logs.tgz after each phase (8 files come back)
+mkdir -p "$O" "$OUT"
+pack() { tar czf "$OUT/logs.tgz" -C "$O" .; }
 {
   . scripts/gpu-env
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -26,8 +28,10 @@ mkdir -p "$O"
   cp /tmp/san/sanitize-summary.txt "$O/sanitize-summary.txt"
   for k in eigh-warp-ql eigh-warp-bisect; do echo "== $k"
     tar xzf /tmp/san/sanitize.tar.gz -O sanitize/racecheck-$k.log | head -60; done > "$O/racecheck-head.log") &
+(timeout 250 .gpu/tests/svd-test --test-threads=1 > "$O/svd-test.log" 2>&1; echo "rc=$?" >> "$O/svd-test.log") &
 timeout 280 .gpu/tests/eigh-test --test-threads=1 > "$O/eigh-test.log" 2>&1; echo "rc=$?" >> "$O/eigh-test.log"
 wait
+pack
 echo "cache files after: $(ls "$BATCHLIN_CACHE_DIR" | wc -l)" >> "$O/env.txt"
 for n in 4 8 12 16 17 20 24 28 32; do echo "eigh 4096 $n $n"; done >/tmp/s.txt
 printf 'eigh 128 32 32\n' >>/tmp/s.txt
@@ -39,14 +43,12 @@ for dt in f32 f64; do
     done
   done
 done > "$O/ab.log" 2>&1
+pack
 echo "eigh 4096 32 32" > /tmp/one.txt
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 timeout 120 "$NCU" --clock-control none -k regex:eigh_wbis -c 1 --section SourceCounters --section WarpStateStats \
   --section LaunchStats --section Occupancy -o /tmp/prof -f .gpu/bin/batchlin bench --kernel warp-bisect --shapes /tmp/one.txt > "$O/ncu.log" 2>&1
 "$NCU" --import /tmp/prof.ncu-rep --page details >> "$O/ncu.log" 2>&1
 "$NCU" --import /tmp/prof.ncu-rep --page source --csv --print-source sass > /tmp/src.csv 2>&1 && gzip -c /tmp/src.csv > "$O/src.csv.gz"
-timeout 120 "$NCU" --clock-control none -k regex:eigh_block -c 1 --section SourceCounters --section WarpStateStats \
-  --section LaunchStats --section Occupancy -o /tmp/profb -f .gpu/bin/batchlin bench --kernel block --shapes /tmp/one.txt > "$O/ncu-block.log" 2>&1
-"$NCU" --import /tmp/profb.ncu-rep --page details >> "$O/ncu-block.log" 2>&1
-"$NCU" --import /tmp/profb.ncu-rep --page source --csv --print-source sass > /tmp/srcb.csv 2>&1 && gzip -c /tmp/srcb.csv > "$O/src-block.csv.gz"
-grep -hE '^test result|FAILED|panicked|^rc=' "$O"/eigh-test.log; cat "$O/sanitize-summary.txt" "$O/ab.log"
+pack
+grep -hE "^test result|FAILED|panicked|^rc=" "$O"/eigh-test.log "$O"/svd-test.log; cat "$O/sanitize-summary.txt" "$O/ab.log"
