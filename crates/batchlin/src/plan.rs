@@ -1189,22 +1189,34 @@ mod tests {
         assert!(gpu_candidates(&p, &caps, &partial, None).is_none());
     }
 
-    /// Small eigh problems go to the `warp` kernel where it measured fastest, the rest up
-    /// to cuSOLVER's range to `block` (registry order): float32 eigh to 16 and from 28 to
-    /// 32, float64 to 16 and at 31-32, eigvalsh to 16; `warp-ql` is not routed.
+    /// Small eigh problems go to the warp kernels where they measured fastest, the rest up
+    /// to cuSOLVER's range to `block` (registry order): float32 eigh `warp` to 16 and
+    /// `warp-bisect` from 17 to 32, float32 eigvalsh `warp` to 8 and `warp-bisect` from 9
+    /// to 32, float64 eigh `warp` to 16 and at 31-32, float64 eigvalsh `warp` to 16, but
+    /// float64 `warp-ql` to 4 and from 9 to 12.
     #[test]
     fn eigh_shapes_go_to_the_warp_kernel_where_it_wins() {
         let caps = DeviceCaps::h200();
-        for (variant, dtype, from) in [
-            (Variant::Eigh, DType::F32, 28),
-            (Variant::Eigh, DType::F64, 31),
-            (Variant::Eigvalsh, DType::F32, 33),
+        for (variant, dtype, warp_to, bisect, warp_from) in [
+            (Variant::Eigh, DType::F32, 16, 17..=32, 33),
+            (Variant::Eigvalsh, DType::F32, 8, 9..=32, 33),
+            (Variant::Eigh, DType::F64, 16, 0..=0, 31),
+            (Variant::Eigvalsh, DType::F64, 16, 0..=0, 33),
         ] {
             for n in 1..=40 {
                 let p = Problem::new(variant, dtype, 4096, n, n);
                 let (k, _, _) = cuda_choice(&p, &caps, &Options::default(), None).unwrap();
-                let warp = n <= 16 || (from..=32).contains(&n);
-                assert_eq!(k.name, if warp { "warp" } else { "block" }, "{p}");
+                let ql = dtype == DType::F64 && (n <= 4 || (9..=12).contains(&n));
+                let want = if ql {
+                    "warp-ql"
+                } else if n <= warp_to || (warp_from..=32).contains(&n) {
+                    "warp"
+                } else if bisect.contains(&n) {
+                    "warp-bisect"
+                } else {
+                    "block"
+                };
+                assert_eq!(k.name, want, "{p}");
             }
         }
     }

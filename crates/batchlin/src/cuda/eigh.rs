@@ -3,7 +3,7 @@
 //! every n (vectors by twisted factorisations where it can vouch for them, else tql2);
 //! the `warp` kernel, a warp a matrix in registers (Jacobi), for n up to 32, and
 //! `warp-ql` and `warp-bisect` beside it (tridiagonalisation in registers, then tql2 or
-//! bisection and twisted factorisations; not routed yet). Their
+//! bisection and twisted factorisations). Their
 //! launch, sizing and routing rule are here; docs/proposals/gpu-eigh-svd.md has the design
 //! and the measurements.
 
@@ -103,27 +103,40 @@ fn warp_size(n: usize) -> Option<usize> {
 }
 
 /// The CUDA eigh kernels to try first for `p`, fastest first (the planner falls back to
-/// registry order, `block`). Measured on the H200 (2026-12-02, batch 4096, ms, `warp`
-/// against `block`; docs/results/h200/2026-12-02-eigh-warp/), float32 again on an H100
-/// with `block`'s fast path (2026-12-05, docs/results/h100/2026-12-05-eigh-warp-ql/):
-/// - eigh float32: n = 8 0.020 vs 0.100, 16 0.073 vs 0.201, but 17 0.381 vs 0.231, 24
-///   0.414 vs 0.354, then 31 0.438 vs 0.512 and 32 0.439 vs 0.523 (the crossover,
-///   interpolated, near 27): `warp` up to 16 and from 28.
-/// - eigh float64: 8 0.033 vs 0.111, 16 0.132 vs 0.322, but 24 1.14 vs 0.75, then 32 1.01
-///   vs 1.25 (31 in the experiment: 1.06): `warp` up to 16 and from 31.
-/// - eigvalsh (the experiment's values-alone build against `block`'s bisection): n = 16
-///   float 0.054 vs 0.107, double 0.135 vs 0.249; n = 32 0.315 vs 0.218, 0.74 vs 0.58
-///   (Jacobi saves only V's rotations): `warp` up to 16.
+/// registry order, `block`). Measured on an H100 (2026-12-05, batch 4096, ms, `warp` /
+/// `warp-bisect` / `block`; docs/results/h100/2026-12-05-eigh-warp-bisect/):
+/// - eigh float32: n = 8 0.019 / 0.034 / 0.096, 16 0.070 / 0.076 / 0.199, then 17 0.377 /
+///   0.163 / 0.229, 24 0.406 / 0.222 / 0.348, 32 0.432 / 0.290 / 0.512: `warp` up to 16,
+///   `warp-bisect` from 17 to 32 (128 matrices of 32x32: 0.108 against 0.109, a tie).
+/// - eigvalsh float32: 8 0.018 / 0.020 / 0.052, 12 0.057 / 0.033 / 0.077, 16 0.064 / 0.043 /
+///   0.102, 32 0.364 / 0.151 / 0.247: `warp` up to 8, `warp-bisect` from 9 to 32.
+/// - float64 (its bisection twice as long, its registers and shared memory twice as
+///   many): eigh 8 0.031 / 0.076 / 0.214, 16 0.130 / 0.288 / 0.437, 24 1.130 / 0.831 /
+///   0.753, 32 1.006 / 1.101 / 1.097: `warp` up to 16 and from 31 (2026-12-02 on the H200:
+///   31 1.06 against `block`'s 1.25), `block` between; eigvalsh `warp` up to 16, `block`
+///   from 17 (32: 0.596 against 0.741). `warp-ql` is first at float64 n = 4 and 12, by a
+///   fifth (eigh 0.023 against 0.030 and 0.110 against 0.140, eigvalsh 0.020 against 0.029
+///   and 0.092 against 0.127; the same in the run of docs/results/h100/2026-12-05-eigh-
+///   warp-ql): its loops run to n where Jacobi's run to the padded size, so it takes
+///   float64 n up to 4 and from 9 to 12 (5-7 and 13-15 not measured: `warp` as before).
 /// - cuSOLVER's batched eigh where it loads from n = 192 in float32 and 128 in float64
 ///   (`cusolver::prefer_eigh` has the numbers; `block`'s fast path took float32 128-191).
 pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
-    let warp = match (p.variant, p.dtype) {
-        (Variant::Eigvalsh, _) => p.n <= 16,
-        (_, DType::F64) => p.n <= 16 || (31..=32).contains(&p.n),
-        _ => p.n <= 16 || (28..=32).contains(&p.n),
+    let n = p.n;
+    let first = match (p.variant, p.dtype) {
+        (Variant::Eigvalsh, DType::F32) if n <= 8 => Some("warp"),
+        (Variant::Eigvalsh, DType::F32) if n <= 32 => Some("warp-bisect"),
+        (_, DType::F64) if n <= 4 || (9..=12).contains(&n) => Some("warp-ql"),
+        (Variant::Eigvalsh, _) if n <= 16 => Some("warp"),
+        (Variant::Eigvalsh, _) => None,
+        (_, DType::F64) if n <= 16 || (31..=32).contains(&n) => Some("warp"),
+        (_, DType::F64) => None,
+        _ if n <= 16 => Some("warp"),
+        _ if n <= 32 => Some("warp-bisect"),
+        _ => None,
     };
-    if warp {
-        vec!["warp"]
+    if let Some(k) = first {
+        vec![k]
     } else if super::cusolver::prefer_eigh(p) {
         vec!["cusolver"]
     } else {

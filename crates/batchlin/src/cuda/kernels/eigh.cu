@@ -868,13 +868,16 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Symmetric eigendecomposition for n <= 32, a group of N lanes a matrix (eigh_wql_<t>_n<N>;
-// 32/N matrices a warp, N = 8, 16, 32, the padded size): Householder tridiagonalisation in
-// registers, then tql2 (the block kernel's implicit QL). Two-sided Jacobi (`warp`) spends
-// about 280 instructions a lane a round over 6-9 sweeps at n = 32; this spends about 3 n^2
-// a lane on the reduction and Q, and about 25 a rotation of the QL chain. Measured on an
-// H100 (docs/results/h100/2026-12-05-eigh-warp-ql): faster than `warp` from 17 to 24,
-// slower at 32, bound by one lane's serial QL chain; not routed yet (cuda/eigh.rs).
+// Symmetric eigendecomposition for n <= 32, a group of N lanes a matrix (32/N matrices a
+// warp, N = 8, 16, 32, the padded size): Householder tridiagonalisation in registers, then
+// either tql2 (`warp-ql`, eigh_wql_<t>_n<N>: the block kernel's implicit QL) or the block
+// kernel's fast path a lane a value (`warp-bisect`, eigh_wbis_<t>_n<N>: bl_wql_fast;
+// tql2 where it declines). Two-sided Jacobi (`warp`) spends about 280 instructions a lane
+// a round over 6-9 sweeps at n = 32; the reduction and Q cost about 3 n^2 a lane, tql2
+// about 25 a rotation of its serial chain, bisection about 12 a Sturm step of n, 25-50
+// steps a value. Measured on an H100 (docs/results/h100/2026-12-05-eigh-warp-bisect):
+// float32 eigh at 32 0.290 ms (`warp` 0.432, `warp-ql` 0.540: one lane's QL chain sets
+// its pace); routing in cuda/eigh.rs `preference`.
 // - Lane j holds row j of A (a[N]) and of Q (z[N]) in registers. Step k (xSYTD2, as the
 //   block kernel) forms the reflector of column k from the lanes' entries there, broadcasts
 //   v and then w = p - (tau/2)(p.v) v through shared memory (16-byte loads), and every lane
@@ -886,12 +889,21 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
 //   sweep's rotations; every lane then applies them to its row of Z = Q (in shared memory,
 //   leading dimension N + 1: a lane's row, conflict-free). Groups of a warp iterate apart
 //   (group-masked syncs).
+// - The fast path (`warp-bisect`): lane j finds eigenvalue j by bisection and its vector
+//   of T by twisted factorisations (column j of X in shared memory), the group makes close
+//   values' vectors orthonormal (bl_tri_lowdin, a group of lanes as its team), and lane j
+//   forms row j of V = Q X from its row of Q in registers. Where it declines (T diagonal,
+//   values that coincide) tql2 takes the matrix; values alone are bisection's.
 // Then the eigenvalues ascending (a stable rank sort), Z's columns renormalised after
 // rotations, each eigenvector's largest component positive, the scaling undone, as the
 // block kernel. info: bit 0 non-finite input (every output NaN), bit 1 not converged, bit 3
-// an eigenvalue beyond the range once unscaled, bits 16.. the QL iterations.
-// Dynamic shared memory, a warp's part: 32 (N + 1) elements of Z (A staged there first),
-// then per group v, w, d, e, rc, rs, the columns' scale and sign (N each), then N ints.
+// an eigenvalue beyond the range once unscaled, bits 16.. the QL iterations (the fast path
+// and values alone by bisection: the most bisection steps of a value).
+// Dynamic shared memory, a warp's part: 32 (N + 1) elements of Z (A staged there first;
+// E of the fast path's orthogonalisation), then per group v, w, d, e, rc, rs, the columns'
+// scale and sign (N each); `warp-bisect` adds per group X0 and X1 (N x N each), b2 and the
+// values (N each); then N ints a group (the order), and for `warp-bisect` 8 more (steps,
+// flags).
 
 template <typename T, int N, bool FAST> __host__ __device__ constexpr int bl_wql_warp_elems() {
     return 32 * (N + 1) + (32 / N) * (7 * N + (FAST ? 2 * N * N + 2 * N : 0));
