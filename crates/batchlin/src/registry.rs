@@ -172,7 +172,7 @@ pub static KERNELS: &[Kernel] = &[
         about: "Householder tridiagonalisation in registers, eigenvalues by bisection and vectors \
                 by twisted factorisations a lane a value (implicit QL for ties), a warp a matrix \
                 (n up to 32; 2-4 matrices a warp to 16)",
-        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_warp(p, caps)),
+        supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_warp_bisect(p, caps)),
         version: 1,
     },
     // Before `jacobi`: the planner takes the first CUDA SVD kernel that holds the shape.

@@ -97,6 +97,14 @@ pub(crate) fn supports_warp(p: &Problem, _caps: &DeviceCaps) -> bool {
     p.m == p.n && warp_size(p.n).is_some()
 }
 
+/// `warp-bisect` where `supports_warp` holds and its shared memory fits the device
+/// (float64 at N = 32 takes 109 KB a block: more than sm_86, sm_89 and sm_120 allow).
+pub(crate) fn supports_warp_bisect(p: &Problem, caps: &DeviceCaps) -> bool {
+    let es = if p.dtype == DType::F64 { 8 } else { 4 };
+    supports_warp(p, caps)
+        && warp_size(p.n).is_some_and(|nw| wql_smem(nw, es, true) <= caps.smem_optin)
+}
+
 /// The `warp` kernel's padded size N for n: the smallest instantiation holding it.
 fn warp_size(n: usize) -> Option<usize> {
     insts::EIGH_WARP_N.iter().copied().find(|&w| n <= w)
@@ -292,3 +300,26 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
 /// Global scratch a launch may use when the work matrices do not fit in shared memory
 /// (the batch is split into launches that fit).
 pub(crate) const WORK_BYTES: usize = 1 << 30;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `warp-bisect` refuses where its shared memory would not fit: float64 at n = 32 on a
+    /// device that allows 99 KB a block (an sm_86); float32 there, and both on an H200, fit.
+    #[test]
+    fn warp_bisect_fits_the_devices_shared_memory() {
+        let h200 = DeviceCaps::h200();
+        let small = DeviceCaps {
+            smem_optin: 101376,
+            ..DeviceCaps::h200()
+        };
+        let p = |dtype, n| Problem::new(Variant::Eigh, dtype, 64, n, n);
+        assert!(supports_warp_bisect(&p(DType::F64, 32), &h200));
+        assert!(!supports_warp_bisect(&p(DType::F64, 32), &small));
+        assert!(supports_warp_bisect(&p(DType::F32, 32), &small));
+        assert!(supports_warp_bisect(&p(DType::F64, 16), &small));
+        assert!(!supports_warp_bisect(&p(DType::F32, 33), &h200));
+        assert_eq!(wql_smem(32, 4, true), 54_912); // ncu read 54.91 KB a block
+    }
+}
