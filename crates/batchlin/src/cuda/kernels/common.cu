@@ -441,6 +441,20 @@ __device__ __forceinline__ void bl_givens(double a, double b, double& c, double&
 __device__ __forceinline__ float bl_fdiv(float a, float b) { return __fdividef(a, b); }
 __device__ __forceinline__ double bl_fdiv(double a, double b) { return a / b; }
 
+// a / t for a pivot of the Sturm and twisted recurrences, which their pivmin guard keeps at
+// least the smallest normal number in magnitude: float by one approximate reciprocal (no
+// range fix-up on the recurrence's chain, as __fdividef has), double as it is.
+__device__ __forceinline__ float bl_pivdiv(float a, float t) {
+#ifdef __CUDA_ARCH__
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t));
+    return a * r;
+#else  // the host emulators (gpu-lab/warp_emu)
+    return a / t;
+#endif
+}
+__device__ __forceinline__ double bl_pivdiv(double a, double t) { return a / t; }
+
 template <typename T> __device__ __forceinline__ T bl_sign(T a, T b) {
     return b >= T(0) ? BlT<T>::abs_(a) : -BlT<T>::abs_(a);
 }
@@ -477,6 +491,21 @@ template <typename T> struct BlTriZero {
     __device__ __forceinline__ T operator()(int) const { return T(0); }
 };
 
+// The Sturm count of T at x: how many of its eigenvalues lie below x (LAPACK's xSTEBZ
+// recurrence, with its pivmin guard).
+template <typename T, typename Dg>
+__device__ __forceinline__ int bl_tri_count(Dg dg, const T* b2, int len, T x, T pivmin) {
+    int cnt = 0;
+    T t = dg(0) - x;
+    for (int i = 0;; ++i) {
+        if (BlT<T>::abs_(t) < pivmin) t = -pivmin;
+        cnt += t < T(0);
+        if (i == len - 1) break;
+        t = dg(i + 1) - x - bl_pivdiv(b2[i], t);
+    }
+    return cnt;
+}
+
 // The eigenvalue of T of index idx (ascending, from 0) in [x0, x1) by bisection on Sturm
 // counts (LAPACK's xSTEBZ, with its pivmin guard), to 2 eps max(|x0|, |x1|) + atol;
 // steps: the halvings it took.
@@ -488,14 +517,7 @@ __device__ T bl_tri_bisect(Dg dg, const T* b2, int len, int idx, T x0, T x1, T p
         const T mid = T(0.5) * (x0 + x1);
         const T big = BlT<T>::abs_(x0) > BlT<T>::abs_(x1) ? BlT<T>::abs_(x0) : BlT<T>::abs_(x1);
         if (x1 - x0 <= T(2) * eps * big + atol || !(mid > x0 && mid < x1)) break;
-        int cnt = 0;
-        T t = dg(0) - mid;
-        for (int i = 0;; ++i) {
-            if (BlT<T>::abs_(t) < pivmin) t = -pivmin;
-            cnt += t < T(0);
-            if (i == len - 1) break;
-            t = dg(i + 1) - mid - bl_fdiv(b2[i], t);
-        }
+        const int cnt = bl_tri_count(dg, b2, len, mid, pivmin);
         if (cnt > idx) x1 = mid;
         else x0 = mid;
         ++st;
@@ -516,7 +538,7 @@ __device__ T bl_tri_twist(Dg dg, Of off, const T* b2, int len, T s, T pivmin, T*
     T t = guard(dg(len - 1) - s);
     x[(bl_i64)(len - 1) * xs] = t;
     for (int i = len - 2; i >= 0; --i) {
-        t = guard(dg(i) - s - bl_fdiv(b2[i], t));
+        t = guard(dg(i) - s - bl_pivdiv(b2[i], t));
         x[(bl_i64)i * xs] = t;
     }
     // From above: dp_i = t_ii - s - b_{i-1}^2 / dp_{i-1}; the twist where |gamma_i| is least.
@@ -524,7 +546,7 @@ __device__ T bl_tri_twist(Dg dg, Of off, const T* b2, int len, T s, T pivmin, T*
     T best = t + x[0] - (dg(0) - s);
     int r = 0;
     for (int i = 1; i < len; ++i) {
-        t = guard(dg(i) - s - bl_fdiv(b2[i - 1], t));
+        t = guard(dg(i) - s - bl_pivdiv(b2[i - 1], t));
         const T gi = t + x[(bl_i64)i * xs] - (dg(i) - s);
         if (BlT<T>::abs_(gi) < BlT<T>::abs_(best)) {
             best = gi;
@@ -536,19 +558,19 @@ __device__ T bl_tri_twist(Dg dg, Of off, const T* b2, int len, T s, T pivmin, T*
     t = guard(dg(0) - s);
     for (int i = 0; i < r; ++i) {
         x[(bl_i64)i * xs] = t;
-        t = guard(dg(i + 1) - s - bl_fdiv(b2[i], t));
+        t = guard(dg(i + 1) - s - bl_pivdiv(b2[i], t));
     }
     // The vector: z_r = 1, z_i = -(b_i / dp_i) z_{i+1} above, -(b_{i-1} / dm_i) z_{i-1} below.
     T z = T(1), nrm = T(1);
     for (int i = r - 1; i >= 0; --i) {
-        z = -bl_fdiv(off(i), x[(bl_i64)i * xs]) * z;
+        z = -bl_pivdiv(off(i), x[(bl_i64)i * xs]) * z;
         x[(bl_i64)i * xs] = z;
         nrm += z * z;
     }
     x[(bl_i64)r * xs] = T(1);
     z = T(1);
     for (int i = r + 1; i < len; ++i) {
-        z = -bl_fdiv(off(i - 1), x[(bl_i64)i * xs]) * z;
+        z = -bl_pivdiv(off(i - 1), x[(bl_i64)i * xs]) * z;
         x[(bl_i64)i * xs] = z;
         nrm += z * z;
     }

@@ -68,6 +68,23 @@ __device__ bool bl_eigh_bisect(const Team& tm, const T* d, const T* e, T* e2, in
     const T atol = rel ? T(4) * pivmin + eps * eps * span : eps * span;
     lo -= T(4) * eps * span + T(2) * pivmin;
     hi += T(4) * eps * span + T(2) * pivmin;
+    const auto dg = [=](int i) { return d[i]; };
+    // A value a thread (the warp kernels; the block kernel to its thread count): first one
+    // Sturm count a thread at n points evenly across [lo, hi] (counts in out), each value
+    // bracketed between two of them: about log2(n + 1) halvings fewer a value.
+    T x0 = lo, x1 = hi;
+    if (emax2 != T(0) && n <= nt) {  // uniform
+        const T h = (hi - lo) / T(n + 1);
+        if (tid < n) out[tid] = T(bl_tri_count(dg, e2, n, lo + h * T(tid + 1), pivmin));
+        tm.sync();
+        if (tid < n) {
+            int a = 0;  // points with at most tid values below them: the counts ascend
+            for (int m = 0; m < n; ++m) a += out[m] <= T(tid);
+            if (a > 0) x0 = lo + h * T(a);
+            if (a < n) x1 = lo + h * T(a + 1);
+        }
+        tm.sync();  // every count read before a value overwrites it
+    }
     int steps = 0;
     for (int k = tid; k < n; k += nt) {
         // A diagonal T (n = 1, a zero or diagonal matrix) is its own answer, exactly:
@@ -77,7 +94,7 @@ __device__ bool bl_eigh_bisect(const Team& tm, const T* d, const T* e, T* e2, in
             continue;
         }
         int st;
-        out[k] = bl_tri_bisect([=](int i) { return d[i]; }, e2, n, k, lo, hi, pivmin, atol, st);
+        out[k] = bl_tri_bisect(dg, e2, n, k, x0, x1, pivmin, atol, st);  // x0, x1: lo, hi unless bracketed
         steps = st > steps ? st : steps;
     }
     atomicMax(steps_out, steps);
@@ -875,9 +892,9 @@ template <typename T, int N> __device__ void bl_eigh_warp(const EighArgs& p) {
 // tql2 where it declines). Two-sided Jacobi (`warp`) spends about 280 instructions a lane
 // a round over 6-9 sweeps at n = 32; the reduction and Q cost about 3 n^2 a lane, tql2
 // about 25 a rotation of its serial chain, bisection about 12 a Sturm step of n, 25-50
-// steps a value. Measured on an H100 (docs/results/h100/2026-12-05-eigh-warp-bisect):
-// float32 eigh at 32 0.290 ms (`warp` 0.432, `warp-ql` 0.540: one lane's QL chain sets
-// its pace); routing in cuda/eigh.rs `preference`.
+// steps a value. Measured on an H100 (docs/results/h100/2026-12-05-eigh-warp-bisect,
+// 2026-12-05-eigh-bisect-bracket): float32 eigh at 32 0.263 ms (`warp` 0.432, `warp-ql`
+// 0.540: one lane's QL chain sets its pace); routing in cuda/eigh.rs `preference`.
 // - Lane j holds row j of A (a[N]) and of Q (z[N]) in registers. Step k (xSYTD2, as the
 //   block kernel) forms the reflector of column k from the lanes' entries there, broadcasts
 //   v and then w = p - (tau/2)(p.v) v through shared memory (16-byte loads), and every lane
