@@ -10,15 +10,7 @@
 # `batchlin bench` of `warp-bisect` and `block` (eigh, eigvalsh) and the SVD's `bidiag`,
 # each shape by the previous CLI and this one alternately, three rounds. Logs packed into
 # OUTDIR/logs.tgz after each phase.
-OUT=${1:?}
-O=/tmp/o
-mkdir -p "$O" "$OUT"
-pack() { tar czf "$OUT/logs.tgz" -C "$O" .; }
-{
-  . scripts/gpu-env
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-} > "$O/env.txt" 2>&1
-. scripts/gpu-env >/dev/null 2>&1
+. gpu-lab/pending/setup.sh "$@"
 (timeout 250 .gpu/tests/svd-test --test-threads=1 > "$O/svd-test.log" 2>&1; echo "rc=$?" >> "$O/svd-test.log") &
 timeout 250 .gpu/tests/eigh-test --test-threads=1 > "$O/eigh-test.log" 2>&1; echo "rc=$?" >> "$O/eigh-test.log"
 wait

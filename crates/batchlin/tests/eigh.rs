@@ -797,7 +797,8 @@ fn check_forced_batch<T: Real>(
 }
 
 /// Every CUDA eigh kernel forced (where a GPU is present), at the sizes around the `warp`
-/// kernel's padded sizes (8, 16, 32) and the block kernel's small end, both triangles with
+/// kernel's padded sizes (8, 16, 32), the block kernel's small end and `cusolver`'s tiles
+/// (32 and 64: kernels/cusolver.cu), both triangles with
 /// junk in the other, every named input layout: Gaussian, graded (1e-4), clustered (1e-7
 /// wide), rank one, zero and identity matrices with a NaN one in the batch, with vectors
 /// and values alone, against float64's eigenvalues, the residual, orthogonality and the
@@ -811,7 +812,7 @@ fn every_cuda_kernel<T: Real>(seed: u64) {
     let lays = Lay::all(3);
     for k in batchlin::registry::kernels(Op::Eigh, Backend::Cuda) {
         let opts = Options::with_kernel(Backend::Cuda, k.name);
-        for (li, n) in [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33]
+        for (li, n) in [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65]
             .into_iter()
             .enumerate()
         {

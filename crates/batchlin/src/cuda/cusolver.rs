@@ -4,8 +4,8 @@
 //! - eigh: its batched `XsyevBatched` for a batch, its divide-and-conquer `syevd` for one
 //!   matrix (or a library without the batched call); batchlin's conventions (the named
 //!   triangle through any strides, power-of-two scaling, NaN isolation, the sign
-//!   convention, info words) are kept by a pack and an unpack kernel around the calls
-//!   (kernels/cusolver.cu).
+//!   convention, info words) are kept by scale, pack and unpack kernels around the calls,
+//!   tiles of each matrix spread over the grid (kernels/cusolver.cu).
 //! - SVD: its polar-decomposition SVD `Xgesvdp` a matrix a call, falling back to its
 //!   QR-iteration `Xgesvd` for a matrix where `Xgesvdp` had to perturb the input (near
 //!   singular: its values would be off by the perturbation), between the `tall` SVD's
@@ -427,6 +427,7 @@ struct CusEighArgs {
     work: u64,
     wwork: u64,
     scale: u64,
+    mx: u64,
     dinfo: u64,
     b0: i32,
     n: i32,
@@ -459,16 +460,16 @@ pub(crate) unsafe fn run_eigh<T: Real>(
     let es = std::mem::size_of::<T>();
     let f64_ = es == 8;
     let (tn, ct) = super::qr::tname::<T>();
-    let pack = dev.function(
-        &format!("cus_eigh_pack_{tn}"),
-        &format!("BL_CUS_EIGH_PACK({tn}, {ct})"),
-        0,
-    )?;
-    let unpack = dev.function(
-        &format!("cus_eigh_unpack_{tn}"),
-        &format!("BL_CUS_EIGH_UNPACK({tn}, {ct})"),
-        n * es,
-    )?;
+    let step = |name: &str| {
+        dev.function(
+            &format!("cus_eigh_{name}_{tn}"),
+            &format!("BL_CUS_EIGH_{}({tn}, {ct})", name.to_uppercase()),
+            0,
+        )
+    };
+    let (scale, pack, unpack) = (step("scale")?, step("pack")?, step("unpack")?);
+    // Tiles a matrix (kernels/cusolver.cu: BL_CUS_SCALE_TILE, BL_CUS_TILE).
+    let (scale_tiles, tiles) = (n.div_ceil(64), n.div_ceil(32));
     let mut hs = HANDLES.lock().unwrap_or_else(|e| e.into_inner());
     let x = handles(&mut hs, lib, ordinal, stream)?;
     let (h, params) = (x.handle as Handle, x.params as Ptr);
@@ -481,12 +482,13 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         syevd_size(h, jobz, lower, ni, null, ni, null, &mut lwork),
         "cusolverDn(S|D)syevd_bufferSize",
     )?;
-    let per = (n * n + n) * es + 8;
+    let per = (n * n + n) * es + 16;
     let chunk = (CHUNK_BYTES / per).clamp(1, batch).min(MAX_BATCHED);
     let mut sc = Scratch::new(stream);
     let work = sc.alloc(chunk * n * n * es)?;
     let wwork = sc.alloc(chunk * n * es)?;
     let ints = sc.alloc(chunk * 2 * 4)?;
+    let mx = sc.alloc(chunk * 8)?;
     let solver_work = sc.alloc(lwork.max(1) as usize * es)?;
     // The batched call's workspaces, for a full chunk (a shorter last chunk needs less).
     let dt = if f64_ { 1 } else { 0 }; // CUDA_R_64F, CUDA_R_32F
@@ -534,6 +536,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         work,
         wwork,
         scale: ints,
+        mx,
         dinfo: ints + (chunk * 4) as u64,
         n: ni,
         lower: c.lower as i32,
@@ -543,7 +546,24 @@ pub(crate) unsafe fn run_eigh<T: Real>(
     while b0 < batch {
         let cnt = chunk.min(batch - b0);
         args.b0 = b0 as i32;
-        launch(pack, (cnt as u32, 1), 256, 0, stream, &args)?;
+        super::driver::zero_words(mx, cnt * 2, stream)?;
+        let chunk_y = cnt as u32;
+        launch(
+            scale,
+            ((scale_tiles * scale_tiles) as u32, chunk_y),
+            256,
+            0,
+            stream,
+            &args,
+        )?;
+        launch(
+            pack,
+            ((tiles * tiles) as u32, chunk_y),
+            256,
+            0,
+            stream,
+            &args,
+        )?;
         match lib.syev_batched {
             Some((_, syev)) if cnt > 1 => {
                 let (d, hb) = batched_work.as_mut().expect("sized with the batched call");
@@ -593,7 +613,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
                 }
             }
         }
-        launch(unpack, (cnt as u32, 1), 256, (n * es) as u32, stream, &args)?;
+        launch(unpack, (tiles as u32, chunk_y), 256, 0, stream, &args)?;
         b0 += cnt;
     }
     if batched_work.as_ref().is_some_and(|(_, hb)| !hb.is_empty()) {

@@ -578,7 +578,7 @@ __device__ T bl_tri_twist(Dg dg, Of off, const T* b2, int len, T s, T pivmin, T*
 }
 
 // The vectors of close values made orthonormal: X0 holds q unit vectors of length len
-// (entry i of vector k at [i q + k]) for the values sig ascending; the pairs closer than
+// (entry i of vector k at [i ldx + k], ldx >= q; X1 likewise) for the values sig ascending; the pairs closer than
 // win get first-order symmetric (Lowdin) steps X <- X (I - E/2), E = X^T X - I over those
 // pairs (in Ex, q x q), until E is at rounding level. Returns X0 or X1, whichever holds the
 // result, or null (the same in every thread) where it cannot vouch for them: E beyond 1/4
@@ -587,7 +587,8 @@ __device__ T bl_tri_twist(Dg dg, Of off, const T* b2, int len, T s, T pivmin, T*
 // fl[1], fl[2]: E's largest entry (float bits), two slots. Run by a team (BlBlockTeam,
 // BlGroupTeam); starts with its sync.
 template <typename T, typename Team>
-__device__ T* bl_tri_lowdin(const Team& tm, T* X0, T* X1, T* Ex, int len, int q, const T* sig, T win, int* fl) {
+__device__ T* bl_tri_lowdin(const Team& tm, T* X0, T* X1, T* Ex, int len, int q, int ldx, const T* sig, T win,
+                             int* fl) {
     const int tid = tm.rank(), nt = tm.size();
     const T eps = BlT<T>::eps();
     T* X = X0;
@@ -602,7 +603,7 @@ __device__ T* bl_tri_lowdin(const Team& tm, T* X0, T* X1, T* Ex, int len, int q,
         for (int c = tid; c < q; c += nt)
             for (int b = c + 1; b < q && sig[b] - sig[c] <= win; ++b) {
                 T dot = T(0);
-                for (int i = 0; i < len; ++i) dot += X[(bl_i64)i * q + b] * X[(bl_i64)i * q + c];
+                for (int i = 0; i < len; ++i) dot += X[(bl_i64)i * ldx + b] * X[(bl_i64)i * ldx + c];
                 Ex[(bl_i64)b * q + c] = dot;
                 Ex[(bl_i64)c * q + b] = dot;
                 const float a = (float)BlT<T>::abs_(dot);
@@ -620,11 +621,11 @@ __device__ T* bl_tri_lowdin(const Team& tm, T* X0, T* X1, T* Ex, int len, int q,
             while (lo > 0 && sig[c] - sig[lo - 1] <= win) --lo;
             while (hi + 1 < q && sig[hi + 1] - sig[c] <= win) ++hi;
             for (int i = 0; i < len; ++i) {
-                const T* xi = X + (bl_i64)i * q;
+                const T* xi = X + (bl_i64)i * ldx;
                 T y = xi[c];
                 for (int b = lo; b <= hi; ++b)
                     if (b != c) y -= T(0.5) * Ex[(bl_i64)b * q + c] * xi[b];
-                Y[(bl_i64)i * q + c] = y;
+                Y[(bl_i64)i * ldx + c] = y;
             }
         }
         T* tmp = X;

@@ -1,12 +1,17 @@
-// The kernels around a cuSOLVER eigh (cuda/cusolver.rs): `cus_eigh_pack_<t>` before
-// it, `cus_eigh_unpack_<t>` after it, one block a matrix. cuSOLVER takes one dense
-// column-major matrix a call and knows nothing of batchlin's conventions, so pack reads
-// the named triangle through the caller's strides into a full symmetric column-major
-// work matrix, scaled by a power of two so that max|a| lies in [0.5, 1) (as every
-// backend scales), and replaces a matrix holding NaN/Inf by the identity (so that the
-// solver runs on finite data); unpack undoes the scaling, applies the sign convention
-// (each eigenvector's largest component positive, the first such on ties), writes the
+// The kernels around a cuSOLVER eigh (cuda/cusolver.rs): `cus_eigh_scale_<t>` and
+// `cus_eigh_pack_<t>` before it, `cus_eigh_unpack_<t>` after it, each spread over the
+// grid (tiles of a matrix by the batch: one block a matrix left one 1024x1024 matrix's
+// strided passes to one SM). cuSOLVER takes one dense column-major matrix a call and
+// knows nothing of batchlin's conventions, so scale finds each matrix's max|a| over its
+// named triangle (an atomic max of the value's bits, non-negative), pack reads the
+// triangle through the caller's strides into a full symmetric column-major work matrix,
+// scaled by a power of two so that max|a| lies in [0.5, 1) (as every backend scales),
+// and replaces a matrix holding NaN/Inf by the identity (so that the solver runs on
+// finite data); unpack undoes the scaling, applies the sign convention (each
+// eigenvector's largest component positive, the first such on ties), writes the
 // caller's strided outputs, NaN for the non-finite matrices, and the info words.
+// Tiles go through shared memory, so that reads and writes both follow the faster axis
+// of their own layout.
 // info: bit 0 non-finite input, bit 1 cuSOLVER's info > 0 (not converged), bit 3 an
 // eigenvalue beyond the type's range once unscaled; no iteration count (cuSOLVER gives
 // none).
@@ -23,95 +28,135 @@ struct CusEighArgs {
     void* work;      // chunk x n x n, column-major, the solver's A (then its Z)
     void* wwork;     // chunk x n, the solver's W
     int* scale;      // chunk: the power of two, or INT_MIN for a non-finite matrix
+    unsigned long long* mx;  // chunk: max|a| a matrix as BlBits (zeroed before scale)
     const int* dinfo;  // chunk: the solver's info
     int b0, n, lower;
 };
 
-template <typename T> __device__ void bl_cus_eigh_pack(const CusEighArgs& p) {
+#define BL_CUS_TILE 32      // pack's and unpack's tiles: 32 x 32, a block of 256 threads
+#define BL_CUS_SCALE_TILE 64  // scale's: 64 x 64
+
+// Whether (i, j) lies in the named triangle.
+__device__ __forceinline__ bool bl_cus_named(const CusEighArgs& p, int i, int j) { return p.lower ? i >= j : i <= j; }
+
+// Each matrix's max bl_absflag over its named triangle into mx (its bits; zeroed before),
+// a 64 x 64 tile a block (blockIdx.x over the tiles, y over the chunk), reading along
+// the input's faster axis.
+template <typename T> __device__ void bl_cus_eigh_scale(const CusEighArgs& p) {
     __shared__ T red[32];
-    const int n = p.n, tid = threadIdx.x, nt = blockDim.x;
-    const bl_i64 b = (bl_i64)p.b0 + blockIdx.x;
+    const int n = p.n, tid = threadIdx.x, tn = (n + BL_CUS_SCALE_TILE - 1) / BL_CUS_SCALE_TILE;
+    const int ti = blockIdx.x / tn, tj = blockIdx.x - ti * tn;
+    const int i0 = ti * BL_CUS_SCALE_TILE, j0 = tj * BL_CUS_SCALE_TILE;
+    // A tile wholly outside the triangle reads nothing (uniform: the whole block returns).
+    if (p.lower ? i0 + BL_CUS_SCALE_TILE - 1 < j0 : j0 + BL_CUS_SCALE_TILE - 1 < i0) return;
+    const bl_i64 b = (bl_i64)p.b0 + blockIdx.y;
     const T* ap = reinterpret_cast<const T*>(p.a) + b * p.a_bs;
-    T* z = reinterpret_cast<T*>(p.work) + (bl_i64)blockIdx.x * n * n;
+    const bool along_i = (p.a_rs < 0 ? -p.a_rs : p.a_rs) < (p.a_cs < 0 ? -p.a_cs : p.a_cs);
     T mx = T(0);
-    for (bl_i64 idx = tid; idx < (bl_i64)n * n; idx += nt) {
-        const int i = (int)(idx / n), j = (int)(idx - (bl_i64)i * n);
-        if (p.lower ? i >= j : i <= j) {
-            const T f = bl_absflag(ap[i * p.a_rs + j * p.a_cs]);
-            mx = f > mx ? f : mx;
+    for (int k = tid; k < BL_CUS_SCALE_TILE * BL_CUS_SCALE_TILE; k += blockDim.x) {
+        const int f = k % BL_CUS_SCALE_TILE, s = k / BL_CUS_SCALE_TILE;
+        const int i = i0 + (along_i ? f : s), j = j0 + (along_i ? s : f);
+        if (i < n && j < n && bl_cus_named(p, i, j)) {
+            const T x = bl_absflag(ap[i * p.a_rs + j * p.a_cs]);
+            mx = x > mx ? x : mx;
         }
     }
     mx = bl_max_all(mx, red);
-    bool bad;
-    const int es = bl_scale_exp(mx, bad);
-    for (bl_i64 idx = tid; idx < (bl_i64)n * n; idx += nt) {
-        const int i = (int)(idx / n), j = (int)(idx - (bl_i64)i * n);
-        if (!(p.lower ? i >= j : i <= j)) continue;
-        T x;
-        if (bad) {
-            x = i == j ? T(1) : T(0);
-        } else {
-            x = bl_scale2(ap[i * p.a_rs + j * p.a_cs], -es);
-            // Subnormal (in the input or after the scaling): zero, as every backend does.
-            if (BlT<T>::abs_(x) < BlT<T>::tiny()) x = T(0);
-        }
-        z[(bl_i64)j * n + i] = x;
-        z[(bl_i64)i * n + j] = x;
-    }
-    if (tid == 0) p.scale[blockIdx.x] = bad ? (int)0x80000000 : es;
+    if (tid == 0 && mx > T(0)) atomicMax(p.mx + blockIdx.y, BlBits<T>::to(mx));
 }
 
+// The full symmetric column-major work matrix, a 32 x 32 tile of it a block: its entries
+// read from the named triangle (directly or mirrored) along the input's faster axis
+// into shared memory, written down the work matrix's columns. The first tile of each
+// matrix records its exponent in scale (INT_MIN: non-finite, the identity written).
+template <typename T> __device__ void bl_cus_eigh_pack(const CusEighArgs& p) {
+    __shared__ T tile[BL_CUS_TILE][BL_CUS_TILE + 1];
+    const int n = p.n, tid = threadIdx.x, tn = (n + BL_CUS_TILE - 1) / BL_CUS_TILE;
+    const int ti = blockIdx.x / tn, tj = blockIdx.x - ti * tn;
+    const int i0 = ti * BL_CUS_TILE, j0 = tj * BL_CUS_TILE;
+    const bl_i64 b = (bl_i64)p.b0 + blockIdx.y;
+    const T* ap = reinterpret_cast<const T*>(p.a) + b * p.a_bs;
+    T* z = reinterpret_cast<T*>(p.work) + (bl_i64)blockIdx.y * n * n;
+    bool bad;
+    const int es = bl_scale_exp(BlBits<T>::from(p.mx[blockIdx.y]), bad);
+    if (blockIdx.x == 0 && tid == 0) p.scale[blockIdx.y] = bad ? (int)0x80000000 : es;
+    // Off the diagonal a tile is all read directly or all mirrored: along the work
+    // matrix's rows i where the source's stride along i is the smaller.
+    const bool direct = bl_cus_named(p, i0 + BL_CUS_TILE - 1, j0) && bl_cus_named(p, i0, j0 + BL_CUS_TILE - 1);
+    const bl_i64 si = direct ? p.a_rs : p.a_cs, sj = direct ? p.a_cs : p.a_rs;
+    const bool along_i = (si < 0 ? -si : si) < (sj < 0 ? -sj : sj);
+    for (int k = tid; k < BL_CUS_TILE * BL_CUS_TILE; k += blockDim.x) {
+        const int f = k % BL_CUS_TILE, s = k / BL_CUS_TILE;
+        const int r = along_i ? f : s, c = along_i ? s : f, i = i0 + r, j = j0 + c;
+        T x = T(0);
+        if (i < n && j < n) {
+            if (bad) {
+                x = i == j ? T(1) : T(0);
+            } else {
+                x = bl_scale2(bl_cus_named(p, i, j) ? ap[i * p.a_rs + j * p.a_cs] : ap[j * p.a_rs + i * p.a_cs], -es);
+                // Subnormal (in the input or after the scaling): zero, as every backend does.
+                if (BlT<T>::abs_(x) < BlT<T>::tiny()) x = T(0);
+            }
+        }
+        tile[r][c] = x;
+    }
+    __syncthreads();
+    for (int k = tid; k < BL_CUS_TILE * BL_CUS_TILE; k += blockDim.x) {
+        const int r = k % BL_CUS_TILE, c = k / BL_CUS_TILE, i = i0 + r, j = j0 + c;
+        if (i < n && j < n) z[(bl_i64)j * n + i] = tile[r][c];
+    }
+}
+
+// 32 columns of one matrix a block (blockIdx.x over the column tiles, y over the chunk):
+// their eigenvalues, their signs (a warp a column, down the work matrix's contiguous
+// columns), then the columns written a 32 x 32 tile at a time along the output's faster
+// axis; the first block writes the info word.
 template <typename T> __device__ void bl_cus_eigh_unpack(const CusEighArgs& p) {
-    extern __shared__ __align__(16) unsigned char bl_smem[];
-    T* sign = reinterpret_cast<T*>(bl_smem);  // n
-    const int n = p.n, tid = threadIdx.x, nt = blockDim.x;
-    const bl_i64 b = (bl_i64)p.b0 + blockIdx.x;
-    const T* z = reinterpret_cast<const T*>(p.work) + (bl_i64)blockIdx.x * n * n;
-    const T* wv = reinterpret_cast<const T*>(p.wwork) + (bl_i64)blockIdx.x * n;
+    __shared__ T tile[BL_CUS_TILE][BL_CUS_TILE + 1];
+    __shared__ T sign[BL_CUS_TILE];
+    const int n = p.n, tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    const int j0 = blockIdx.x * BL_CUS_TILE, nc = n - j0 < BL_CUS_TILE ? n - j0 : BL_CUS_TILE;
+    const bl_i64 b = (bl_i64)p.b0 + blockIdx.y;
+    const T* z = reinterpret_cast<const T*>(p.work) + (bl_i64)blockIdx.y * n * n;
+    const T* wv = reinterpret_cast<const T*>(p.wwork) + (bl_i64)blockIdx.y * n;
     T* wp = reinterpret_cast<T*>(p.w) + b * p.w_bs;
     T* vp = p.v ? reinterpret_cast<T*>(p.v) + b * p.v_bs : nullptr;
-    const int es = p.scale[blockIdx.x];
+    const int es = p.scale[blockIdx.y];
     const bool bad = es == (int)0x80000000;
-    if (bad) {
-        for (int j = tid; j < n; j += nt) wp[j * p.w_cs] = BlT<T>::nan();
-        if (vp)
-            for (bl_i64 idx = tid; idx < (bl_i64)n * n; idx += nt) {
-                const int i = (int)(idx / n), j = (int)(idx - (bl_i64)i * n);
-                vp[i * p.v_rs + j * p.v_cs] = BlT<T>::nan();
-            }
-        if (tid == 0 && p.info) p.info[b] = BL_INFO_NONFINITE;
-        return;
+    if (tid < nc) wp[(j0 + tid) * p.w_cs] = bad ? BlT<T>::nan() : bl_scale2(wv[j0 + tid], es);
+    if (blockIdx.x == 0 && tid == 0 && p.info) {
+        if (bad) {
+            p.info[b] = BL_INFO_NONFINITE;
+        } else {
+            const T lo = bl_scale2(wv[0], es), hi = bl_scale2(wv[n - 1], es);
+            const bool over = !(BlT<T>::abs_(lo) <= BlT<T>::huge() && BlT<T>::abs_(hi) <= BlT<T>::huge());
+            p.info[b] = (p.dinfo[blockIdx.y] > 0 ? BL_INFO_NOT_CONVERGED : 0u) | (over ? BL_INFO_OVERFLOW : 0u);
+        }
     }
-    for (int j = tid; j < n; j += nt) wp[j * p.w_cs] = bl_scale2(wv[j], es);
-    if (vp) {
-        for (int j = tid; j < n; j += nt) {
-            const T* col = z + (bl_i64)j * n;
-            T best = T(0), lead = T(1);
-            for (int i = 0; i < n; ++i) {
-                const T x = col[i];
-                if (BlT<T>::abs_(x) > best) {
-                    best = BlT<T>::abs_(x);
-                    lead = x;
-                }
-            }
-            sign[j] = lead < T(0) ? T(-1) : T(1);
+    if (!vp) return;
+    for (int c = wid; c < nc; c += nw) {
+        const T lead = bl_warp_lead(z + (bl_i64)(j0 + c) * n, 1, n);
+        if (lane == 0) sign[c] = bad ? BlT<T>::nan() : lead < T(0) ? T(-1) : T(1);
+    }
+    __syncthreads();
+    const bool along_i = (p.v_rs < 0 ? -p.v_rs : p.v_rs) < (p.v_cs < 0 ? -p.v_cs : p.v_cs);
+    for (int i0 = 0; i0 < n; i0 += BL_CUS_TILE) {
+        for (int k = tid; k < BL_CUS_TILE * BL_CUS_TILE; k += nt) {
+            const int r = k % BL_CUS_TILE, c = k / BL_CUS_TILE;
+            if (i0 + r < n && c < nc) tile[r][c] = sign[c] * z[(bl_i64)(j0 + c) * n + i0 + r];
         }
         __syncthreads();
-        // Walk the output in its own fastest order: coalesced stores either way round.
-        const bool rows_outer = (p.v_rs < 0 ? -p.v_rs : p.v_rs) >= (p.v_cs < 0 ? -p.v_cs : p.v_cs);
-        for (bl_i64 idx = tid; idx < (bl_i64)n * n; idx += nt) {
-            const int o = (int)(idx / n), in = (int)(idx - (bl_i64)o * n);
-            const int i = rows_outer ? o : in, j = rows_outer ? in : o;
-            vp[i * p.v_rs + j * p.v_cs] = sign[j] * z[(bl_i64)j * n + i];
+        for (int k = tid; k < BL_CUS_TILE * BL_CUS_TILE; k += nt) {
+            const int f = k % BL_CUS_TILE, s = k / BL_CUS_TILE;
+            const int r = along_i ? f : s, c = along_i ? s : f;
+            if (i0 + r < n && c < nc) vp[(i0 + r) * p.v_rs + (j0 + c) * p.v_cs] = tile[r][c];
         }
-    }
-    if (tid == 0 && p.info) {
-        const T lo = bl_scale2(wv[0], es), hi = bl_scale2(wv[n - 1], es);
-        const bool over = !(BlT<T>::abs_(lo) <= BlT<T>::huge() && BlT<T>::abs_(hi) <= BlT<T>::huge());
-        p.info[b] = (p.dinfo[blockIdx.x] > 0 ? BL_INFO_NOT_CONVERGED : 0u) | (over ? BL_INFO_OVERFLOW : 0u);
+        __syncthreads();  // the tile read before the next is written
     }
 }
 
+#define BL_CUS_EIGH_SCALE(TN, T)                                                                     \
+    extern "C" __global__ void __launch_bounds__(256) cus_eigh_scale_##TN(CusEighArgs p) { bl_cus_eigh_scale<T>(p); }
 #define BL_CUS_EIGH_PACK(TN, T)                                                                      \
     extern "C" __global__ void __launch_bounds__(256) cus_eigh_pack_##TN(CusEighArgs p) { bl_cus_eigh_pack<T>(p); }
 #define BL_CUS_EIGH_UNPACK(TN, T)                                                                    \

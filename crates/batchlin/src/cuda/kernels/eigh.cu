@@ -102,19 +102,6 @@ __device__ bool bl_eigh_bisect(const Team& tm, const T* d, const T* e, T* e2, in
     return emax2 == T(0);
 }
 
-// The vectors without tql2's serial chain (block's fast path; svd.cu's bidiag has the
-// same): the eigenvalues by bisection to relative accuracy, each eigenvector of T by a
-// twisted factorisation of T - lambda I, again at the Rayleigh-corrected shift, a thread a
-// value (bl_tri_twist); the vectors of values closer than BL_EIGH_WINDOW ||T|| made
-// orthonormal by first-order symmetric steps (bl_tri_lowdin); z written to the output in
-// ascending order and the reflectors applied to it there (V = (1 (+) Q') z, bl_refl_apply:
-// Q never formed), the sign convention on the output, the eigenvalues and the info word.
-// Returns false (the same in every thread; tql2 then takes the matrix, exact for
-// clusters) where it cannot vouch for the vectors: T diagonal, a vector that overflowed,
-// values so close that their vectors coincide (identity, rank-one, exact ties). R: the
-// reflectors, Q'(r, j) at R[r ld + j] (A's row 1), stored whole once the vectors are
-// accepted. Scratch fs: X0, X1, E (n x n each), then Z. b2, sig, sc: n each of shared
-// memory; msg: 8 ints.
 #define BL_EIGH_WINDOW 1e-2
 #ifndef BL_EIGH_FAST
 #define BL_EIGH_FAST 1  // 0: always tql2
@@ -123,42 +110,71 @@ __device__ bool bl_eigh_bisect(const Team& tm, const T* d, const T* e, T* e2, in
 #ifndef BL_EIGH_PATH_HOOK
 #define BL_EIGH_PATH_HOOK(fast)
 #endif
-template <typename T>
-__device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, T* R, const T* tau, const T* d, const T* e, T* b2,
-                             T* sig, T* sc, int* perm, int* msg, T* fs, int es) {
-    const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
-    const int wid = tid >> 5, nw = nt >> 5;
+// The fast path's vectors of the tridiagonal (d, e), by a team (the block kernel's
+// threads, or `warp-bisect`'s group of lanes, a lane a value): the eigenvalues into sig by
+// bisection to relative accuracy; each vector by a twisted factorisation of T - lambda I,
+// again at the Rayleigh-corrected shift, into column k of X0 (n x n, leading dimension
+// ldx), normalised; the vectors of values closer than BL_EIGH_WINDOW ||T|| made
+// orthonormal (bl_tri_lowdin, X1 and Ex its scratch); their inverse norms into sc (may be
+// b2: read only before). Returns X0 or X1, whichever holds the vectors, or null (the same
+// in every thread) where it cannot vouch for them: T diagonal, a vector that overflowed,
+// values that coincide. b2: n; msg: 8 ints (msg[0] the most bisection steps). Ends with
+// the team's sync.
+template <typename T, typename Team>
+__device__ const T* bl_eigh_vectors(const Team& tm, const T* d, const T* e, T* b2, int n, T* sig, T* X0, T* X1, T* Ex,
+                                    int ldx, T* sc, int* msg) {
+    const int tid = tm.rank(), nt = tm.size();
     T pivmin;
-    if (bl_eigh_bisect(BlBlockTeam{}, d, e, b2, n, sig, msg, true, pivmin)) return false;
-    const bl_i64 nn = (bl_i64)n * n;
-    T* X0 = fs;
+    if (bl_eigh_bisect(tm, d, e, b2, n, sig, msg, true, pivmin)) return nullptr;
     int* fl = msg + 4;
     if (tid == 0) fl[0] = 0;
-    __syncthreads();
+    tm.sync();
     const auto dg = [=](int i) { return d[i]; };
     const auto off = [=](int i) { return e[i]; };
     for (int k = tid; k < n; k += nt) {
         T s = sig[k], gam;
-        T n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + k, n, gam);
+        T n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + k, ldx, gam);
         s += gam / n2;
-        n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + k, n, gam);
+        n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + k, ldx, gam);
         if (!(n2 < BlT<T>::huge())) {
             atomicMax(fl, 1);
             continue;
         }
         const T inv = T(1) / BlT<T>::sqrt_(n2);
-        for (int i = 0; i < n; ++i) X0[(bl_i64)i * n + k] *= inv;
+        for (int i = 0; i < n; ++i) X0[(bl_i64)i * ldx + k] *= inv;
     }
     const T big = BlT<T>::abs_(sig[0]) > BlT<T>::abs_(sig[n - 1]) ? BlT<T>::abs_(sig[0]) : BlT<T>::abs_(sig[n - 1]);
-    const T* X = bl_tri_lowdin(BlBlockTeam{}, X0, X0 + nn, X0 + 2 * nn, n, n, sig, T(BL_EIGH_WINDOW) * big, fl);
+    const T* X = bl_tri_lowdin(tm, X0, X1, Ex, n, n, ldx, sig, T(BL_EIGH_WINDOW) * big, fl);
     BL_EIGH_PATH_HOOK(X != nullptr);
-    if (!X) return false;
+    if (!X) return nullptr;
     // The columns' inverse norms (the symmetric steps keep them only to second order).
     for (int k = tid; k < n; k += nt) {
         T s2 = T(0);
-        for (int i = 0; i < n; ++i) s2 += X[(bl_i64)i * n + k] * X[(bl_i64)i * n + k];
+        for (int i = 0; i < n; ++i) s2 += X[(bl_i64)i * ldx + k] * X[(bl_i64)i * ldx + k];
         sc[k] = T(1) / BlT<T>::sqrt_(s2);
     }
+    tm.sync();
+    return X;
+}
+
+// The vectors without tql2's serial chain (block's fast path; svd.cu's bidiag has the
+// same): the vectors of T by bl_eigh_vectors; z written to the output in
+// ascending order and the reflectors applied to it there (V = (1 (+) Q') z, bl_refl_apply:
+// Q never formed), the sign convention on the output, the eigenvalues and the info word.
+// Returns false (the same in every thread; tql2 then takes the matrix, exact for
+// clusters) where it cannot vouch for the vectors: T diagonal, a vector that overflowed,
+// values so close that their vectors coincide (identity, rank-one, exact ties). R: the
+// reflectors, Q'(r, j) at R[r ld + j] (A's row 1), stored whole once the vectors are
+// accepted. Scratch fs: X0, X1, E (n x n each), then Z. b2, sig, sc: n each of shared
+// memory; msg: 8 ints.
+template <typename T>
+__device__ bool bl_eigh_fast(const EighArgs& p, bl_i64 b, T* R, const T* tau, const T* d, const T* e, T* b2,
+                             T* sig, T* sc, int* perm, int* msg, T* fs, int es) {
+    const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
+    const int wid = tid >> 5, nw = nt >> 5;
+    const bl_i64 nn = (bl_i64)n * n;
+    const T* X = bl_eigh_vectors(BlBlockTeam{}, d, e, b2, n, sig, fs, fs + nn, fs + 2 * nn, n, sc, msg);
+    if (!X) return false;
     // Ascending order (bisection's values are, but for ties within rounding: a stable rank sort).
     for (int j = tid; j < n; j += nt) {
         const T sj = sig[j];
@@ -1021,60 +1037,36 @@ __device__ void bl_wql_tql2(T* d, T* e, T* rc, T* rs, T* sm, int j, int n, bool 
     }
 }
 
-// `warp-bisect`'s fast path for one group's matrix (the block kernel's bl_eigh_fast, a
-// lane a value): the tridiagonal's (d, e) eigenvalues into sig by bisection to relative
-// accuracy, eigenvector j by twisted factorisations in column j of X0 (n x n, leading
-// dimension n), the vectors of close values made orthonormal (X1: N x N more, E over sm),
-// then lane j's row of V = Q X from its row of Q (z) into sm (leading dimension N + 1),
-// the columns normalised. Returns false (the same in every lane of the group) where it
-// cannot vouch for the vectors: T diagonal, a vector that overflowed, values that
-// coincide (tql2 then takes the matrix). b2: N; msg: 8 ints (msg[0] the most steps).
+// `warp-bisect`'s fast path for one group's matrix: the vectors of its tridiagonal (d, e)
+// by bl_eigh_vectors, a lane a value (X0 with leading dimension N, so that its rows load
+// as 16-byte vectors; X1 N x N more; E over sm), then lane j's row of V = Q X from its row
+// of Q (z) into sm (leading dimension N + 1), the columns normalised. Returns false (the
+// same in every lane of the group) where it cannot vouch for the vectors (tql2 then takes
+// the matrix). b2: N; msg: 8 ints (msg[0] the most steps).
 template <typename T, int N>
 __device__ __forceinline__ bool bl_wql_fast(const BlGroupTeam& tm, int n, const T* d, const T* e, const T (&z)[N], T* sm, T* X0,
                             T* b2, T* sig, int* msg) {
     constexpr int LD = N + 1;
     const int j = tm.lane;
-    T pivmin;
-    if (bl_eigh_bisect(tm, d, e, b2, n, sig, msg, true, pivmin)) return false;
-    int* fl = msg + 4;
-    if (j == 0) fl[0] = 0;
-    tm.sync();
-    if (j < n) {
-        const auto dg = [=](int i) { return d[i]; };
-        const auto off = [=](int i) { return e[i]; };
-        T s = sig[j], gam;
-        T n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + j, n, gam);
-        s += gam / n2;
-        n2 = bl_tri_twist(dg, off, b2, n, s, pivmin, X0 + j, n, gam);
-        if (n2 < BlT<T>::huge()) {
-            const T inv = T(1) / BlT<T>::sqrt_(n2);
-            for (int i = 0; i < n; ++i) X0[i * n + j] *= inv;
-        } else {
-            atomicMax(fl, 1);
-        }
-    }
-    const T big = BlT<T>::abs_(sig[0]) > BlT<T>::abs_(sig[n - 1]) ? BlT<T>::abs_(sig[0]) : BlT<T>::abs_(sig[n - 1]);
-    const T* X = bl_tri_lowdin(tm, X0, X0 + N * N, sm, n, n, sig, T(BL_EIGH_WINDOW) * big, fl);
-    BL_EIGH_PATH_HOOK(X != nullptr);
+    // The columns' inverse norms in b2 (spent by then).
+    const T* X = bl_eigh_vectors(tm, d, e, b2, n, sig, X0, X0 + N * N, sm, N, b2, msg);
     if (!X) return false;
-    // The columns' inverse norms (the symmetric steps keep them only to second order), in
-    // b2 (spent).
-    if (j < n) {
-        T s2 = T(0);
-        for (int i = 0; i < n; ++i) s2 += X[i * n + j] * X[i * n + j];
-        b2[j] = T(1) / BlT<T>::sqrt_(s2);
-    }
-    tm.sync();
     T y[N];
 #pragma unroll
     for (int c = 0; c < N; ++c) y[c] = T(0);
+    // Row i of X in 16-byte vectors (its columns from n on are stale: y's there go unused).
+    constexpr int VN = BlVec<T>::N;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
         if (i < n) {
             const T zi = z[i];
 #pragma unroll
-            for (int c = 0; c < N; ++c)
-                if (c < n) y[c] += zi * X[i * n + c];
+            for (int c = 0; c < N; c += VN) {
+                T x[VN];
+                BlVec<T>::ld(X + i * N + c, x);
+#pragma unroll
+                for (int u = 0; u < VN; ++u) y[c + u] += zi * x[u];
+            }
         }
     }
 #pragma unroll

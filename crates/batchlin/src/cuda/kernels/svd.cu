@@ -1059,7 +1059,7 @@ __device__ T* bl_gk_fast_vectors(const T* d, const T* e, int q, const T* b2, con
         for (int i = 0; i < 2 * q; ++i) X0[(bl_i64)i * q + k] *= inv;
     }
     const T win = T(BL_GK_WINDOW) * sig[q - 1];
-    T* X = bl_tri_lowdin(BlBlockTeam{}, X0, X1, Ex, 2 * q, q, sig, win, fl);
+    T* X = bl_tri_lowdin(BlBlockTeam{}, X0, X1, Ex, 2 * q, q, q, sig, win, fl);
     if (!X) return nullptr;
     // The halves' norms.
     for (int k = tid; k < q; k += nt) {
