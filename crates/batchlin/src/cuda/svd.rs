@@ -725,13 +725,18 @@ unsafe fn run_tall<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -> Re
     finish::<T>(d, stream, &g)
 }
 
-/// The `tall` SVD's finish kernel, a block a matrix.
+/// The `tall` SVD's finish kernel, a block 32 of a matrix's columns of U.
 unsafe fn finish<T: Real>(d: &Device, stream: RawStream, g: &SvdTallArgs) -> Result<()> {
     let (tn, ct) = super::qr::tname::<T>();
     let (name, inst) = insts::svd_tall_inst(tn, ct, "finish");
+    let tiles = if g.u == 0 {
+        1
+    } else {
+        (g.u_cols as u32).div_ceil(32)
+    };
     launch(
         d.function(&name, &inst, 0)?,
-        (g.batch as u32, 1),
+        (g.batch as u32, tiles),
         256,
         0,
         stream,

@@ -774,23 +774,35 @@ template <int N> struct BlWarpLane {
 // The warp kernels' input and output, a group of N lanes a matrix (lane j of the group).
 // Reads the named triangle of matrix b, mirrored, into sm (row-major, leading dimension
 // N + 1) along the input's faster axis, and returns the exponent the matrix is scaled by
-// (bl_scale_exp over the group; bad: non-finite input). Ends with a __syncwarp.
+// (bl_scale_exp over the group; bad: non-finite input). Eight loads a lane in flight
+// before their stores (one at a time, the load's latency was 14% of `warp-bisect`'s stall
+// samples at 32 x 32). Ends with a __syncwarp.
 template <typename T, int N>
 __device__ __forceinline__ int bl_warp_read_sym(const EighArgs& p, bl_i64 b, bool valid, int j, T* sm, bool& bad) {
-    constexpr int LD = N + 1;
+    constexpr int LD = N + 1, U = 8;
     const int n = p.n, nn = n * n;
     T mx = T(0);
     if (valid) {
         const T* ap = reinterpret_cast<const T*>(p.a) + b * p.a_bs;
         const bool rows_outer = (p.a_rs < 0 ? -p.a_rs : p.a_rs) >= (p.a_cs < 0 ? -p.a_cs : p.a_cs);
-        for (int idx = j; idx < nn; idx += N) {
-            const int o = idx / n, in = idx - o * n;
-            const int r = rows_outer ? o : in, c = rows_outer ? in : o;
-            if (p.lower ? r >= c : r <= c) {
-                const T x = ap[r * p.a_rs + c * p.a_cs];
-                sm[r * LD + c] = x;
-                sm[c * LD + r] = x;
-                const T f = bl_absflag(x);
+        for (int base = j; base < nn; base += U * N) {
+            T x[U];
+            int at[U], mirror[U];  // (r, c) and (c, r) in sm; -1: outside the named triangle
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int idx = base + u * N, o = idx / n, in = idx - o * n;
+                const int r = rows_outer ? o : in, c = rows_outer ? in : o;
+                const bool take = idx < nn && (p.lower ? r >= c : r <= c);
+                x[u] = take ? ap[r * p.a_rs + c * p.a_cs] : T(0);
+                at[u] = take ? r * LD + c : -1;
+                mirror[u] = c * LD + r;
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                if (at[u] < 0) continue;
+                sm[at[u]] = x[u];
+                sm[mirror[u]] = x[u];
+                const T f = bl_absflag(x[u]);
                 mx = f > mx ? f : mx;
             }
         }

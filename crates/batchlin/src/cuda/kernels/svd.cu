@@ -1433,15 +1433,23 @@ template <typename T> __device__ void bl_svd_tall_scale(const SvdTallArgs& g) {
     }
 }
 
-// A block a matrix: S back to A's scale, the info word's overflow and rank bits judged
-// for A (the square SVD judged R's: q rows, not p), then the sign convention on U (each
-// column's first entry of largest |u| positive, Vh's row flipped with it where U's
-// column has one), which neither U = Q U_R nor cuSOLVER keeps.
+// S back to A's scale, the info word's overflow and rank bits judged for A (the square
+// SVD judged R's: q rows, not p), then the sign convention on U (each column's first entry
+// of largest |u| positive, Vh's row flipped with it where U's column has one), which
+// neither U = Q U_R nor cuSOLVER keeps. A block 32 of a matrix's columns (blockIdx.x the
+// matrix, y the column tile; one block a matrix walked a 1024 x 1024 U's strided columns
+// on one SM): where U's rows are its contiguous axis a lane a column, the warps down the
+// rows (each read a row's 32 entries at once), else a warp a column; Vh's rows likewise
+// along their own faster axis.
 template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
+    __shared__ T lead_s[8][32], best_s[8][32];
+    __shared__ int at_s[8][32];
+    __shared__ T sign[32];
     const bl_i64 b = blockIdx.x;
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, nw = blockDim.x >> 5;  // 8 warps
     const int e = bl_tall_exp<T>(g, b);
     T* s = (T*)g.s + b * g.s_bs;
-    if (threadIdx.x == 0) {
+    if (blockIdx.y == 0 && tid == 0) {
         const T s0 = s[0];  // still scaled; the largest first
         const T sq = s[(bl_i64)(g.q - 1) * g.s_cs];
         for (int j = 0; j < g.q; ++j) s[(bl_i64)j * g.s_cs] = bl_scale2(s[(bl_i64)j * g.s_cs], e);
@@ -1455,12 +1463,60 @@ template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
             g.info[b] = word;
         }
     }
-    if (!g.u) return;
-    T* U = (T*)g.u + b * g.u_bs;
-    T* V = (T*)g.vh + b * g.vh_bs;
-    const int nw = blockDim.x >> 5;
-    for (int j = threadIdx.x >> 5; j < g.u_cols; j += nw)
-        bl_warp_sign(U + (bl_i64)j * g.u_cs, g.u_rs, g.u_rows, V + (bl_i64)j * g.vh_rs, g.vh_cs, j < g.q ? g.vh_cols : 0);
+    const int j0 = blockIdx.y * 32;
+    if (!g.u || j0 >= g.u_cols) return;  // uniform
+    const int nc = g.u_cols - j0 < 32 ? g.u_cols - j0 : 32;
+    T* U = (T*)g.u + b * g.u_bs + (bl_i64)j0 * g.u_cs;
+    T* V = (T*)g.vh + b * g.vh_bs + (bl_i64)j0 * g.vh_rs;
+    const bl_i64 urs = g.u_rs < 0 ? -g.u_rs : g.u_rs, ucs = g.u_cs < 0 ? -g.u_cs : g.u_cs;
+    const bool lane_col = ucs < urs;  // a row's entries nearer than a column's
+    if (lane_col) {
+        // Lane c scans column c's rows wid, wid + 8, ..: the first largest of its share;
+        // then the first largest of the eight shares (bl_warp_lead's rule).
+        T best = T(0), lead = T(1);
+        int at = 1 << 30;
+        if (lane < nc)
+            for (int i = wid; i < g.u_rows; i += nw) {
+                const T v = U[i * g.u_rs + lane * g.u_cs];
+                if (BlT<T>::abs_(v) > best) {
+                    best = BlT<T>::abs_(v);
+                    lead = v;
+                    at = i;
+                }
+            }
+        best_s[wid][lane] = best;
+        lead_s[wid][lane] = lead;
+        at_s[wid][lane] = at;
+        __syncthreads();
+        if (tid < 32) {
+            for (int w = 1; w < nw; ++w)
+                if (best_s[w][tid] > best || (best_s[w][tid] == best && at_s[w][tid] < at)) {
+                    best = best_s[w][tid];
+                    lead = lead_s[w][tid];
+                    at = at_s[w][tid];
+                }
+            sign[tid] = lead < T(0) ? T(-1) : T(1);
+        }
+    } else {
+        for (int c = wid; c < nc; c += nw) {
+            const T lead = bl_warp_lead(U + (bl_i64)c * g.u_cs, g.u_rs, g.u_rows);
+            if (lane == 0) sign[c] = lead < T(0) ? T(-1) : T(1);
+        }
+    }
+    __syncthreads();
+    // U's 32 columns, then Vh's rows j0 .. (those of U's first q columns), each along its
+    // faster axis: k's low 5 bits the column (U) or row (Vh) where that axis is the tile's.
+    for (int k = tid; k < g.u_rows * 32; k += blockDim.x) {
+        const int c = lane_col ? (k & 31) : k / g.u_rows, i = lane_col ? (k >> 5) : k - c * g.u_rows;
+        if (c < nc && sign[c] < T(0)) U[i * g.u_rs + c * g.u_cs] = -U[i * g.u_rs + c * g.u_cs];
+    }
+    const int nr = g.q - j0 < nc ? g.q - j0 : nc;  // Vh's rows here
+    if (nr <= 0) return;
+    const bool lane_row = (g.vh_rs < 0 ? -g.vh_rs : g.vh_rs) < (g.vh_cs < 0 ? -g.vh_cs : g.vh_cs);
+    for (int k = tid; k < g.vh_cols * 32; k += blockDim.x) {
+        const int r = lane_row ? (k & 31) : k / g.vh_cols, c = lane_row ? (k >> 5) : k - r * g.vh_cols;
+        if (r < nr && sign[r] < T(0)) V[r * g.vh_rs + c * g.vh_cs] = -V[r * g.vh_rs + c * g.vh_cs];
+    }
 }
 
 // Mirrors `SvdCusArgs` in crates/batchlin/src/cuda/svd.rs: cuSOLVER's results (cuda/
