@@ -6,7 +6,8 @@
 //!   triangle through any strides, power-of-two scaling, NaN isolation, the sign
 //!   convention, info words) are kept by scale, pack and unpack kernels around the calls,
 //!   tiles of each matrix spread over the grid (kernels/cusolver.cu).
-//! - SVD: its polar-decomposition SVD `Xgesvdp` a matrix a call, falling back to its
+//! - SVD: its polar-decomposition SVD `Xgesvdp` a matrix a call, in double for float32
+//!   input too (in float32 it had to perturb some Gaussian matrices), falling back to its
 //!   QR-iteration `Xgesvd` for a matrix where `Xgesvdp` had to perturb the input (near
 //!   singular: its values would be off by the perturbation), between the `tall` SVD's
 //!   scale kernel and a copy and finish kernel (kernels/svd.cu) that keep the same

@@ -547,8 +547,8 @@ pub(crate) unsafe fn dispatch<T: Real>(
 
 /// The first step of `tall` and `cusolver`: each matrix's max|a| (E its exponent), then
 /// the tall orientation (A^T for a wide A) times 2^-E into scratch of `sc`, row-major for
-/// the QR, or column-major with a non-finite matrix as zeros for cuSOLVER
-/// (`solver_copy`). Returns the scale kernel's arguments (w and mx set), which the
+/// the QR, or for cuSOLVER (`solver_copy`) in double, column-major, with a non-finite
+/// matrix as zeros. Returns the scale kernel's arguments (w and mx set), which the
 /// finish kernel takes on.
 unsafe fn scaled_copy<T: Real>(
     d: &Device,
@@ -566,7 +566,16 @@ unsafe fn scaled_copy<T: Real>(
         a_bs: a.bs,
         a_rs: a.rs,
         a_cs: a.cs,
-        w: sc.alloc(batch * p * q * std::mem::size_of::<T>())?,
+        w: sc.alloc(
+            batch
+                * p
+                * q
+                * if solver_copy {
+                    8
+                } else {
+                    std::mem::size_of::<T>()
+                },
+        )?,
         mx,
         s: c.s.ptr,
         s_bs: c.s.bs,
@@ -745,8 +754,12 @@ unsafe fn finish<T: Real>(d: &Device, stream: RawStream, g: &SvdTallArgs) -> Res
 }
 
 /// The `cusolver` kernel: the tall orientation B (p x q) scaled by 2^-E into a
-/// column-major copy (a non-finite matrix as zeros); cuSOLVER's SVD B = U S V^T a matrix
-/// a call (cusolver.rs `gesvdp`); the factors copied into the caller's outputs (tall A:
+/// column-major copy in double (a non-finite matrix as zeros); cuSOLVER's SVD B = U S V^T
+/// a matrix a call in double (cusolver.rs `gesvdp`: its float32 polar decomposition had
+/// to perturb some Gaussian matrices, whose fallback to the QR iteration took 5x as long:
+/// float32 1x1024x1024 141-165 ms on the H200, 2026-12-06,
+/// docs/results/h200/2026-12-06-svd-finish-grid); the factors copied into the caller's
+/// outputs (tall A:
 /// U, Vh = V^T; wide A = B^T = V S U^T: U = V, Vh = U^T), NaN for a non-finite matrix;
 /// then the `tall` finish (S scaled back, rank and overflow bits, the sign convention).
 unsafe fn run_cusolver<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -> Result<()> {
@@ -755,7 +768,7 @@ unsafe fn run_cusolver<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -
     let (p, q) = (m.max(n), m.min(n));
     let vectors = c.u.is_some();
     let xc = if vectors && c.full { p } else { q };
-    let (d, es) = (&dev.dev, std::mem::size_of::<T>());
+    let (d, es) = (&dev.dev, 8); // cuSOLVER's work in double
     let (tn, ct) = super::qr::tname::<T>();
     let mut sc = Scratch::new(stream);
     let mut g = scaled_copy::<T>(d, stream, &mut sc, c, true)?;
@@ -773,10 +786,10 @@ unsafe fn run_cusolver<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -
     } else {
         (0, 0)
     };
-    // A perturbation up to eps of a matrix scaled into [0.5, 1) is within LAPACK's own
-    // backward error; a larger one sends the matrix to the QR-iteration SVD.
+    // A perturbation up to the input type's eps of a matrix scaled into [0.5, 1) is within
+    // LAPACK's own backward error; a larger one sends the matrix to the QR-iteration SVD.
     let tol = T::EPSILON.to_f64();
-    super::cusolver::gesvdp::<T>(
+    super::cusolver::gesvdp::<f64>(
         dev.caps().ordinal,
         stream,
         (batch, p, q),

@@ -1394,7 +1394,7 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
 struct SvdTallArgs {
     const void* a;  // the tall p x q orientation of A: (i, j) at a + i*a_rs + j*a_cs
     bl_i64 a_bs, a_rs, a_cs;
-    void* w;  // the scaled copy, row-major p x q a matrix
+    void* w;  // the scaled copy, row-major p x q a matrix (solver_copy: double, column-major)
     const unsigned long long* mx;  // each matrix's max|a| as BlBits (bq_max)
     void* s;
     bl_i64 s_bs, s_cs;
@@ -1404,7 +1404,7 @@ struct SvdTallArgs {
     bl_i64 vh_bs, vh_rs, vh_cs;
     unsigned int* info;
     int batch, p, q;
-    int solver_copy;  // scale: w column-major (ld p) and a non-finite matrix as zeros, for cuSOLVER
+    int solver_copy;  // scale: w in double, column-major (ld p), a non-finite matrix as zeros, for cuSOLVER
     int u_rows, u_cols, vh_cols;  // finish: U's shape and Vh's columns (p, q, q for `tall`)
 };
 
@@ -1416,7 +1416,9 @@ template <typename T> __device__ __forceinline__ int bl_tall_exp(const SvdTallAr
 // w = A 2^-E (E the exponent of the matrix's max|a|; 0 for a zero or non-finite matrix,
 // which so reaches the square SVD as it is and is flagged there), row-major: the QR then
 // sees a well-scaled matrix, and R cannot leave the range whatever A's scale. With
-// solver_copy, column-major and a non-finite matrix as zeros (cuSOLVER must not see NaN).
+// solver_copy, in double, column-major and a non-finite matrix as zeros (cuSOLVER must
+// not see NaN; its polar-decomposition SVD in float32 had to perturb some Gaussian
+// matrices, whose fallback took 5x as long, so every type is solved in double).
 template <typename T> __device__ void bl_svd_tall_scale(const SvdTallArgs& g) {
     const bl_i64 per = (bl_i64)g.p * g.q, total = (bl_i64)g.batch * per;
     for (bl_i64 idx = blockIdx.x * (bl_i64)blockDim.x + threadIdx.x; idx < total;
@@ -1427,7 +1429,7 @@ template <typename T> __device__ void bl_svd_tall_scale(const SvdTallArgs& g) {
         bool bad;
         const int e = bl_scale_exp(BlBits<T>::from(g.mx[b]), bad);  // bl_tall_exp's
         if (g.solver_copy)
-            ((T*)g.w)[b * per + (bl_i64)j * g.p + i] = bad ? T(0) : bl_scale2(x, -e);
+            ((double*)g.w)[b * per + (bl_i64)j * g.p + i] = bad ? 0.0 : (double)bl_scale2(x, -e);
         else
             ((T*)g.w)[idx] = bl_scale2(x, -e);
     }
@@ -1524,14 +1526,14 @@ template <typename T> __device__ void bl_svd_tall_finish(const SvdTallArgs& g) {
 struct SvdCusArgs {
     const unsigned long long* mx;  // each matrix's max|a| as BlBits: non-finite ones get NaN
     const int* dinfo;              // cuSOLVER's info a matrix: > 0 not converged
-    const void* sw;                // S, q a matrix, still scaled
+    const double* sw;              // S, q a matrix, still scaled (cuSOLVER's: double)
     void* s;
     bl_i64 s_bs, s_cs;
-    const void* us;  // U's source: (i, j) at us + b*us_bs + i*us_rs + j*us_cs; NULL: values alone
+    const double* us;  // U's source: (i, j) at us + b*us_bs + i*us_rs + j*us_cs; NULL: values alone
     bl_i64 us_bs, us_rs, us_cs;
     void* u;
     bl_i64 u_bs, u_rs, u_cs;
-    const void* vs;  // Vh's source, as U's
+    const double* vs;  // Vh's source, as U's
     bl_i64 vs_bs, vs_rs, vs_cs;
     void* vh;
     bl_i64 vh_bs, vh_rs, vh_cs;
@@ -1557,7 +1559,7 @@ template <typename T> __device__ void bl_svd_cus_unpack(const SvdCusArgs& g) {
         // made of it (a polar decomposition of zero is not defined).
         const bool zero = g.mx[b] == 0ull;
         if (r < g.q) {
-            const T x = zero ? T(0) : ((const T*)g.sw)[b * g.q + r];
+            const T x = zero ? T(0) : T(g.sw[b * g.q + r]);
             ((T*)g.s)[b * g.s_bs + r * g.s_cs] = bad ? BlT<T>::nan() : x;
             if (r == 0 && g.info)
                 g.info[b] = bad ? BL_INFO_NONFINITE : (g.dinfo[b] > 0 ? BL_INFO_NOT_CONVERGED : 0u);
@@ -1570,8 +1572,8 @@ template <typename T> __device__ void bl_svd_cus_unpack(const SvdCusArgs& g) {
         const bl_i64 i = r / cols, j = r - i * cols;
         const bool swap = g.vt[b] && (in_u == (g.v_in_u != 0));  // V^T read as V
         const bl_i64 rs = in_u ? g.us_rs : g.vs_rs, cs = in_u ? g.us_cs : g.vs_cs;
-        const T* src = in_u ? (const T*)g.us + b * g.us_bs : (const T*)g.vs + b * g.vs_bs;
-        const T x = zero ? T(i == j) : src[swap ? i * cs + j * rs : i * rs + j * cs];
+        const double* src = in_u ? g.us + b * g.us_bs : g.vs + b * g.vs_bs;
+        const T x = zero ? T(i == j) : T(src[swap ? i * cs + j * rs : i * rs + j * cs]);
         T* out = in_u ? (T*)g.u + b * g.u_bs + i * g.u_rs + j * g.u_cs : (T*)g.vh + b * g.vh_bs + i * g.vh_rs + j * g.vh_cs;
         *out = bad ? BlT<T>::nan() : x;
     }
