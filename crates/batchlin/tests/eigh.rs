@@ -306,14 +306,30 @@ fn eigh_strided_inputs() {
     strided_inputs::<f64>(111);
 }
 
-/// eigh_into with w and V of any strides: exactly eigh_ex's values, nothing written outside
-/// the views, everything inside.
+/// eigh_into with w and V of any strides: exactly eigh_ex's values with the same options,
+/// nothing written outside the views, everything inside.
 fn into_strided_outputs<T: Real>(seed: u64) {
     let mut g = rng(seed);
+    // Every backend by the planner, and where a GPU is present every CUDA kernel forced
+    // (each writes the strided outputs itself: `cusolver`'s unpack along either axis),
+    // those from n = 1 (the planner's runs take the empty matrices).
+    let mut runs: Vec<(String, Options, usize)> = backends(Op::Eigh)
+        .into_iter()
+        .map(|b| (b.name().to_string(), Options::with_backend(b), 0))
+        .collect();
+    if backends(Op::Eigh).contains(&Backend::Cuda) {
+        for k in batchlin::registry::kernels(Op::Eigh, Backend::Cuda) {
+            runs.push((
+                format!("cuda kernel {}", k.name),
+                Options::with_kernel(Backend::Cuda, k.name),
+                1,
+            ));
+        }
+    }
     let batches: [&[usize]; 3] = [&[], &[3], &[2, 2]];
     for batch in batches {
         let nd = batch.len() + 2;
-        for n in [0, 1, 6, 35] {
+        for n in [0, 1, 6, 35, 65] {
             let count: usize = batch.iter().product();
             let mats: Vec<M> = (0..count).map(|_| sym_gaussian(&mut g, n)).collect();
             let inp = Input::<T>::new(&mats, batch, n, n, &Lay::random(&mut g, nd));
@@ -321,16 +337,25 @@ fn into_strided_outputs<T: Real>(seed: u64) {
             mlays.push(Lay::random(&mut g, nd));
             let mut vlays = Lay::all(nd - 1);
             vlays.push(Lay::random(&mut g, nd - 1));
-            for b in backends(Op::Eigh) {
+            for (name, opts, _) in runs.iter().filter(|r| n >= r.2) {
                 for vectors in [true, false] {
-                    let want = run_eigh(&inp.view(), Uplo::Upper, vectors, b);
+                    let want = match batchlin::eigh_ex(&inp.view(), Uplo::Upper, vectors, opts) {
+                        Ok((res, info)) => EighRes {
+                            w: tensor_vecs(&res.w),
+                            v: res.v.as_ref().map(tensor_mats),
+                            info,
+                        },
+                        Err(e) => {
+                            // A forced kernel that does not take n says so.
+                            assert_eq!(e.kind(), "argument", "eigh_ex n={n} {name}: {e}");
+                            continue;
+                        }
+                    };
                     for (li, lay) in mlays.iter().enumerate() {
                         let wlay = &vlays[li % vlays.len()];
                         let ctx = format!(
-                            "eigh_into {batch:?} n={n} {} V:{} w:{} vectors={vectors}",
-                            b.name(),
-                            lay.name,
-                            wlay.name
+                            "eigh_into {batch:?} n={n} {name} V:{} w:{} vectors={vectors}",
+                            lay.name, wlay.name
                         );
                         let mut w = Out::<T>::vecs(batch, n, wlay);
                         let mut v = Out::<T>::mats(batch, n, n, lay);
@@ -345,7 +370,7 @@ fn into_strided_outputs<T: Real>(seed: u64) {
                                 &mut wv,
                                 varg,
                                 Some(&mut info),
-                                &Options::with_backend(b),
+                                opts,
                             )
                             .unwrap_or_else(|e| panic!("{ctx}: {e}"));
                         }
