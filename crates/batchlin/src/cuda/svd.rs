@@ -561,21 +561,17 @@ unsafe fn scaled_copy<T: Real>(
     let a = if c.m < c.n { t(c.a) } else { c.a };
     let mx = sc.alloc(batch * 8)?;
     super::qr_blocked::max_abs_bits::<T>(d, stream, batch, p, q, a, mx)?;
+    let copy_es = if solver_copy {
+        8
+    } else {
+        std::mem::size_of::<T>()
+    };
     let g = SvdTallArgs {
         a: a.ptr,
         a_bs: a.bs,
         a_rs: a.rs,
         a_cs: a.cs,
-        w: sc.alloc(
-            batch
-                * p
-                * q
-                * if solver_copy {
-                    8
-                } else {
-                    std::mem::size_of::<T>()
-                },
-        )?,
+        w: sc.alloc(batch * p * q * copy_es)?,
         mx,
         s: c.s.ptr,
         s_bs: c.s.bs,
@@ -759,9 +755,9 @@ unsafe fn finish<T: Real>(d: &Device, stream: RawStream, g: &SvdTallArgs) -> Res
 /// to perturb some Gaussian matrices, whose fallback to the QR iteration took 5x as long:
 /// float32 1x1024x1024 141-165 ms on the H200, 2026-12-06,
 /// docs/results/h200/2026-12-06-svd-finish-grid); the factors copied into the caller's
-/// outputs (tall A:
-/// U, Vh = V^T; wide A = B^T = V S U^T: U = V, Vh = U^T), NaN for a non-finite matrix;
-/// then the `tall` finish (S scaled back, rank and overflow bits, the sign convention).
+/// outputs (tall A: U, Vh = V^T; wide A = B^T = V S U^T: U = V, Vh = U^T), NaN for a
+/// non-finite matrix; then the `tall` finish (S scaled back, rank and overflow bits, the
+/// sign convention).
 unsafe fn run_cusolver<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -> Result<()> {
     let (m, n, batch) = (c.m, c.n, c.batch);
     let wide = m < n;
