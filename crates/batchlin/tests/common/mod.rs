@@ -974,14 +974,24 @@ pub struct EighRes {
 }
 
 pub fn run_eigh<T: Real>(a: &BatchRef<T>, uplo: Uplo, vectors: bool, b: Backend) -> EighRes {
-    let (res, info) = batchlin::eigh_ex(a, uplo, vectors, &Options::with_backend(b))
-        .unwrap_or_else(|e| panic!("eigh_ex {uplo:?} on {}: {e}", b.name()));
+    try_eigh(a, uplo, vectors, &Options::with_backend(b))
+        .unwrap_or_else(|e| panic!("eigh_ex {uplo:?} on {}: {e}", b.name()))
+}
+
+/// `run_eigh` with any options (a forced kernel), its error returned.
+pub fn try_eigh<T: Real>(
+    a: &BatchRef<T>,
+    uplo: Uplo,
+    vectors: bool,
+    opts: &Options,
+) -> batchlin::Result<EighRes> {
+    let (res, info) = batchlin::eigh_ex(a, uplo, vectors, opts)?;
     assert_eq!(res.v.is_some(), vectors);
-    EighRes {
+    Ok(EighRes {
         w: tensor_vecs(&res.w),
         v: res.v.as_ref().map(tensor_mats),
         info,
-    }
+    })
 }
 
 pub struct SvdRes {

@@ -578,9 +578,10 @@ __device__ T bl_tri_twist(Dg dg, Of off, const T* b2, int len, T s, T pivmin, T*
 }
 
 // The vectors of close values made orthonormal: X0 holds q unit vectors of length len
-// (entry i of vector k at [i ldx + k], ldx >= q; X1 likewise) for the values sig ascending; the pairs closer than
-// win get first-order symmetric (Lowdin) steps X <- X (I - E/2), E = X^T X - I over those
-// pairs (in Ex, q x q), until E is at rounding level. Returns X0 or X1, whichever holds the
+// (entry i of vector k at [i ldx + k], ldx >= q; X1 likewise) for the values sig
+// ascending; the pairs closer than win get first-order symmetric (Lowdin) steps
+// X <- X (I - E/2), E = X^T X - I over those pairs (in Ex, q x q), until E is at rounding
+// level. Returns X0 or X1, whichever holds the
 // result, or null (the same in every thread) where it cannot vouch for them: E beyond 1/4
 // (vectors that coincide: values equal or too close for their shifts), or not at rounding
 // level after three steps, or fl[0] set by the caller before (a vector that overflowed).
