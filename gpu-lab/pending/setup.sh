@@ -10,3 +10,25 @@ pack() { tar czf "$OUT/logs.tgz" -C "$O" .; }
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 } > "$O/env.txt" 2>&1
 . scripts/gpu-env >/dev/null 2>&1
+# The eigh and SVD suites (every CUDA kernel forced) side by side, their summaries printed.
+suites() {
+  (timeout 300 .gpu/tests/svd-test --test-threads=1 > "$O/svd-test.log" 2>&1; echo "rc=$?" >> "$O/svd-test.log") &
+  timeout 300 .gpu/tests/eigh-test --test-threads=1 > "$O/eigh-test.log" 2>&1; echo "rc=$?" >> "$O/eigh-test.log"
+  wait
+  grep -hE "^test result|FAILED|panicked|^rc=" "$O"/eigh-test.log "$O"/svd-test.log
+  pack
+}
+# memcheck and racecheck on the families named ($1, e.g. "svd-warp eigh-warp"), small cases.
+sanitize() {
+  SANITIZE_KERNELS="$1" SANITIZE_TOOLS="racecheck memcheck" SANITIZE_JOBS=4 SANITIZE_TIMEOUT=200 BATCHLIN_SANITIZE_SMALL=1 scripts/gpu-sanitize /tmp/san > "$O/san.log" 2>&1
+  cp /tmp/san/sanitize-summary.txt "$O/" 2>/dev/null
+  pack
+}
+# The shapes of file $1 routed by this tree's CLI, before and after torch.linalg, CuPy and JAX.
+peers() {
+  export XLA_PYTHON_CLIENT_PREALLOCATE=false
+  .gpu/bin/batchlin bench --shapes "$1" > "$O/batchlin-routed.log" 2>&1
+  timeout 200 python3 .gpu/peer_bench.py --shapes "$1" --peers torch-cusolver,cupy,jax --out "$O/peers.csv" > "$O/peers.log" 2>&1
+  .gpu/bin/batchlin bench --shapes "$1" >> "$O/batchlin-routed.log" 2>&1
+  pack
+}

@@ -80,9 +80,23 @@ inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; 
 inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
 inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 8); return f; }
 inline long long __double_as_longlong(double f) { long long i; std::memcpy(&i, &f, 8); return i; }
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
-inline float __fdividef(float a, float b) { return a / b; }
+// The hardware's estimates are within 2 ulps (rsqrtf, __fdividef) or 1 (double rsqrt) of
+// the exact value: modelled as the exact value moved by -2..2 ulps (-1..1), chosen by a hash
+// of the result, so that code relying on them being exact shows it (and the lanes of a
+// pair, computing from the same numbers, still agree).
+template <typename F> inline F emu_ulps(F r, int most) {
+    if (!std::isfinite(r) || r == 0) return r;
+    unsigned long long h = 0;
+    std::memcpy(&h, &r, sizeof(F));
+    h = (h * 0x9E3779B97F4A7C15ull) >> 59;
+    int k = (int)(h % (2 * most + 1)) - most;
+    for (; k > 0; --k) r = std::nextafter(r, (F)INFINITY);
+    for (; k < 0; ++k) r = std::nextafter(r, -(F)INFINITY);
+    return r;
+}
+inline float rsqrtf(float x) { return emu_ulps((float)(1.0 / std::sqrt((double)x)), 2); }
+inline double rsqrt(double x) { return emu_ulps(1.0 / std::sqrt(x), 1); }
+inline float __fdividef(float a, float b) { return emu_ulps(a / b, 2); }
 inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
 using std::sqrt; using std::fabs;
 inline float sqrtf(float x) { return std::sqrt(x); }

@@ -182,7 +182,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "warp",
         about: "one-sided Jacobi, a warp a matrix in registers (up to 32 columns; 64 rows f32, 32 f64)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_warp(p, caps)),
-        version: 1,
+        version: 2,
     },
     Kernel {
         op: Op::Eigh,

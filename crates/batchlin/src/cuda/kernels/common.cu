@@ -459,6 +459,26 @@ template <typename T> __device__ __forceinline__ T bl_sign(T a, T b) {
     return b >= T(0) ? BlT<T>::abs_(a) : -BlT<T>::abs_(a);
 }
 
+// The tangent t = s / c of the Jacobi rotation that annihilates apq between diagonal
+// entries app and aqq (two-sided: of a symmetric matrix; one-sided: the squared norms and
+// the dot product of two columns): t = sign(theta) / (|theta| + sqrt(theta^2 + 1)),
+// theta = (aqq - app) / (2 apq), written without theta (no overflow for tiny apq); apq
+// nonzero. Any t gives an orthogonal rotation as long as c = 1 / sqrt(1 + t^2) is exact
+// to about an ulp (bl_rsqrt_acc). t's own error leaves about that relative part of apq
+// in place: Fast takes the hardware's estimates (2 ulps; what the two-sided Jacobi
+// affords), else within about an ulp (the one-sided's sweeps would grow by one of eight,
+// gpu-lab/warp_emu's model of the estimates says).
+template <bool Fast, typename T> __device__ __forceinline__ T bl_jacobi_t(T app, T aqq, T apq) {
+    const T d = aqq - app;
+    const T r2 = d * d + T(4) * apq * apq;
+    T r;
+    if constexpr (sizeof(T) == 4) r = r2 * (Fast ? rsqrtf(r2) : bl_rsqrt_acc(r2));
+    else r = sqrt(r2);
+    const T den = BlT<T>::abs_(d) + r;
+    const T t = Fast ? bl_fdiv(T(2) * apq, den) : T(2) * apq / den;
+    return d < T(0) ? -t : t;
+}
+
 // ---------------------------------------------------------------------------------------
 // Eigenvectors of a symmetric tridiagonal T without a serial chain, shared by the SVD's
 // `bidiag` fast path (T the Golub-Kahan tridiagonal of B: zero diagonal) and eigh's

@@ -679,20 +679,11 @@ template <typename T> __device__ __forceinline__ bool bl_jacobi_negligible(T app
     return apq * apq <= e2 * (d > e2 ? d : e2);
 }
 
-// The rotation annihilating a_pq, p < q, of P^T A P with P_pp = P_qq = c, P_pq = s = -P_qp,
-// t = s / c = sign(theta) / (|theta| + sqrt(theta^2 + 1)), theta = (a_qq - a_pp) / (2 a_pq),
-// written without theta (no overflow for tiny a_pq). Any t gives an orthogonal P, as c and
-// s derive from it; its error leaves a_pq' ~ ulp |a_pq|, set to 0. c to about an ulp
-// (c^2 + s^2 = 1 keeps V orthogonal).
+// The rotation annihilating a_pq, p < q, of P^T A P with P_pp = P_qq = c, P_pq = s = -P_qp
+// (t = bl_jacobi_t). Its error leaves a_pq' ~ ulp |a_pq|, set to 0.
 template <typename T> __device__ __forceinline__ bool bl_jacobi_rotation(T app, T aqq, T apq, T& c, T& s, T& t) {
     const bool skip = bl_jacobi_negligible(app, aqq, apq);
-    const T d = aqq - app;
-    const T r2 = d * d + T(4) * apq * apq;  // > 0 unless skipped (then r is unused)
-    T r;
-    if constexpr (sizeof(T) == 4) r = r2 * rsqrtf(r2);  // t need not be exact (above)
-    else r = sqrt(r2);
-    T tt = bl_fdiv(T(2) * apq, BlT<T>::abs_(d) + r);
-    tt = d < T(0) ? -tt : tt;
+    const T tt = bl_jacobi_t<true>(app, aqq, apq);  // garbage when skipped (apq may be 0)
     t = skip ? T(0) : tt;
     c = skip ? T(1) : bl_rsqrt_acc(T(1) + t * t);
     s = t * c;

@@ -491,38 +491,68 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
     bl_svd_limits(p, eps, bl_warp_max(sumsq()), null2, tol);
     const int q2 = q + (q & 1), rounds = q2 - 1;
 
+    // Scaled rotations: the true column is sig times a (and V's, sig times v), so that a
+    // rotation costs one FMA an element: a_i' = c (a_i - t a_j) is kept as sig_i' = c sig_i,
+    // a_i' = a_i - t (sig_j / sig_i) a_j. The squared norm nn (of the true column) follows
+    // Rutishauser's update (a_ii' = a_ii - t a_ij, a_jj' = a_jj + t a_ij), recomputed where
+    // it lost most of itself to cancellation; each sweep starts from the columns with sig
+    // folded in (sig >= 2^-16 within a sweep: c >= 1/sqrt(2), at most 31 rotations).
+    T sig = T(1), nn = sumsq();
+    auto fold = [&]() {
+#pragma unroll
+        for (int k = 0; k < P; ++k) a[k] *= sig;
+        if (vec) {
+#pragma unroll
+            for (int k = 0; k < Q; ++k) v[k] *= sig;
+        }
+        sig = T(1);
+    };
+    const T tol2 = tol * tol;
     int sweeps = 0;
     bool conv = false;
     for (int sw = 0; sw < g.max_sweeps; ++sw) {
+        if (sw > 0) {
+            fold();
+            nn = sumsq();
+        }
         bool rotated = false;
         for (int r = 0; r < rounds; ++r) {
             const int pj = bl_rr_partner(lane, r, q2);
             T y[P];
-            T nown = T(0), dot = T(0);
+            T dot = T(0);
 #pragma unroll
             for (int k = 0; k < P; ++k) {
                 y[k] = __shfl_sync(ALL, a[k], pj);
-                nown += a[k] * a[k];
                 dot += a[k] * y[k];  // the partner's product of the same two values
             }
-            const T npart = __shfl_sync(ALL, nown, pj);
-            // The pair's lower lane is the rotation's i.
+            const T npart = __shfl_sync(ALL, nn, pj), spart = __shfl_sync(ALL, sig, pj);
+            // The pair's lower lane is the rotation's i; both lanes form the same numbers.
             const bool lo = lane < pj;
-            T c = T(1), s = T(0);
-            const bool rot = own && pj < q && pj != lane &&
-                             bl_svd_rotation(lo ? nown : npart, lo ? npart : nown, dot, null2, tol, eps, c, s);
+            const T aii = lo ? nn : npart, ajj = lo ? npart : nn, aij = (sig * spart) * dot;
+            const bool rot = own && pj < q && pj != lane && aii > null2 && ajj > null2 &&
+                             aij * aij > tol2 * (aii * ajj);
             if (!__any_sync(ALL, rot)) continue;
             rotated |= rot;
-            // i: c a_i - s a_j; j: c a_j + s a_i. A lane not rotating keeps its column (c = 1, s = 0).
-            const T sy = lo ? -s : s;
+            const T t = rot ? bl_jacobi_t<false>(aii, ajj, aij) : T(0);
+            // i: a_i - t (sig_j / sig_i) a_j; j: a_j + t (sig_i / sig_j) a_i. A lane not
+            // rotating keeps its column (t = 0).
+            const T co = (lo ? -t : t) * (spart / sig);
 #pragma unroll
-            for (int k = 0; k < P; ++k) a[k] = c * a[k] + sy * y[k];
+            for (int k = 0; k < P; ++k) a[k] += co * y[k];
             if (vec) {
 #pragma unroll
-                for (int k = 0; k < Q; ++k) {
-                    const T w = __shfl_sync(ALL, v[k], pj);
-                    v[k] = c * v[k] + sy * w;
-                }
+                for (int k = 0; k < Q; ++k) v[k] += co * __shfl_sync(ALL, v[k], pj);
+            }
+            if (rot) {
+                sig *= bl_rsqrt_acc(T(1) + t * t);
+                nn = lo ? aii - t * aij : ajj + t * aij;
+            }
+            // Below an eighth of what it was, the update's rounding (a few ulps of the
+            // old norm) would be more than a few ulps of the new one: recomputed.
+            const bool low = rot && nn < T(0.125) * (lo ? aii : ajj);
+            if (__any_sync(ALL, low)) {
+                const T s2 = sumsq();
+                if (low) nn = (sig * sig) * s2;
             }
         }
         sweeps = sw + 1;
@@ -531,6 +561,7 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
             break;
         }
     }
+    fold();
 
     // Singular values and their order (the stable rank sort).
     const T nrm = BlT<T>::sqrt_(sumsq());
