@@ -394,7 +394,7 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
 // ---------------------------------------------------------------------------------
 // svd_warp_<t>_p<P>_q<Q>: the same algorithm a warp a matrix (WARPS matrices a block), the
 // matrix in registers, for q <= Q <= 32 columns and p <= P rows: lane j holds column j of
-// A (P values) and of V (Q values). A round pairs lane j with bl_rr_partner(j): both
+// A (P values) and of V (Q values). A round pairs lane j with BlRrPartner's: both
 // lanes fetch the partner's column by shuffles, compute the same dot products in the same
 // order (so the same bits) and the same rotation, and update their own column. Work in T
 // (float for float: a float model reaches the accuracy floor with room at q <= 32; see
@@ -403,19 +403,24 @@ template <typename T, typename W> __device__ void bl_svd_jacobi(const SvdArgs& g
 // in the output itself (Gram-Schmidt twice, modified, from the unit vector of the row of
 // least leverage over the columns already there).
 
-// Lane `lane`'s partner in round r of bl_svd_jacobi's order (pair 0 is (0, 1 + r), pair k
-// (1 + (r + k) % R, 1 + (r + R - k) % R), R = q2 - 1 rounds): lanes i, j > 0 pair when
-// (i - 1) + (j - 1) = 2r mod R, lane 0 with the one left alone. Lanes past q2 pair with
-// themselves.
-__device__ __forceinline__ int bl_rr_partner(int lane, int r, int q2) {
-    const int rounds = q2 - 1;
-    if (lane >= q2) return lane;
-    if (lane == 0) return 1 + r;
-    const int i = lane - 1;
-    int j = 2 * r - i;
-    j = j < 0 ? j + rounds : (j >= rounds ? j - rounds : j);
-    return j == i ? 0 : j + 1;
-}
+// Lane `lane`'s partner round by round in bl_svd_jacobi's order (pair 0 is (0, 1 + r),
+// pair k (1 + (r + k) % R, 1 + (r + R - k) % R), R = q2 - 1 rounds): lanes i, j > 0 pair
+// when (i - 1) + (j - 1) = 2r mod R, lane 0 with the one left alone; lanes past q2 pair
+// with themselves. (2r - (lane - 1)) mod R is stepped a round at a time, not recomputed.
+struct BlRrPartner {
+    int lane, q2, rounds, jj;
+    __device__ __forceinline__ BlRrPartner(int lane_, int q2_) : lane(lane_), q2(q2_), rounds(q2_ - 1) {
+        jj = lane <= 1 || lane >= q2 ? 0 : rounds - (lane - 1);
+    }
+    // The partner in round r (called for r = 0, 1, .. in turn).
+    __device__ __forceinline__ int next(int r) {
+        const int pj = lane >= q2 ? lane : (lane == 0 ? 1 + r : (jj == lane - 1 ? 0 : jj + 1));
+        jj += 2;
+        jj -= jj >= rounds ? rounds : 0;
+        jj -= jj >= rounds ? rounds : 0;  // rounds = 1
+        return pj;
+    }
+};
 
 // Sign (+-1) leading column x[0..n): that of its first entry of largest |x| (in a lane).
 template <typename T, int N> __device__ __forceinline__ T bl_lead_sign(const T (&x)[N]) {
@@ -516,8 +521,9 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
             nn = sumsq();
         }
         bool rotated = false;
+        BlRrPartner partner(lane, q2);
         for (int r = 0; r < rounds; ++r) {
-            const int pj = bl_rr_partner(lane, r, q2);
+            const int pj = partner.next(r);
             T y[P];
             T dot = T(0);
 #pragma unroll
