@@ -32,3 +32,18 @@ peers() {
   .gpu/bin/batchlin bench --shapes "$1" >> "$O/batchlin-routed.log" 2>&1
   pack
 }
+# `batchlin bench --kernel $1 --shapes $2` by the CLI before and this one, float32 and
+# float64, alternated three rounds, into O/ab.log (extra bench arguments after the two).
+ab() {
+  local k=$1 f=$2
+  shift 2
+  for r in 1 2 3; do
+    for bin in batchlin-prev batchlin; do
+      for dt in f32 f64; do
+        echo "== $r $bin $dt $k"
+        timeout 90 .gpu/bin/$bin bench --kernel "$k" --dtype $dt --shapes "$f" "$@" 2>&1 | grep -E '^\| (svd|eig|qr)'
+      done
+    done
+    pack
+  done >> "$O/ab.log" 2>&1
+}

@@ -15,16 +15,8 @@ mkdir -p .gpu && tar xJf .gpu-pack/bundle.tar.xz -C .gpu
 suites
 printf 'svd 4096 32 32\nsvd 4096 28 28\nsvd 4096 24 24\nsvd 4096 20 20\nsvd 4096 17 17\nsvd 4096 32 24\nsvd 4096 24 32\nsvd 1024 32 32\nsvd 256 32 32\n' > /tmp/s.txt
 printf 'svd 4096 32 32\nsvd 4096 24 24\n' > /tmp/v.txt
-for r in 1 2 3; do
-  for bin in batchlin-prev batchlin; do
-    for dt in f32 f64; do
-      echo "== $r $bin $dt svd warp"
-      timeout 90 .gpu/bin/$bin bench --kernel warp --dtype $dt --shapes /tmp/s.txt 2>&1 | grep -E '^\| svd'
-      timeout 60 .gpu/bin/$bin bench --kernel warp --variant svdvals --dtype $dt --shapes /tmp/v.txt 2>&1 | grep -E '^\| svd'
-    done
-  done
-  pack
-done > "$O/ab.log" 2>&1
+ab warp /tmp/s.txt
+ab warp /tmp/v.txt --variant svdvals
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 echo "svd 4096 32 32" > /tmp/one.txt
 for bin in batchlin-prev batchlin; do

@@ -8,15 +8,7 @@ mkdir -p .gpu && tar xJf .gpu-pack/bundle.tar.xz -C .gpu
 . gpu-lab/pending/setup.sh "$@"
 suites
 printf 'svd 4096 32 32\nsvd 4096 24 24\nsvd 4096 16 16\nsvd 4096 8 8\nsvd 2048 64 32\n' > /tmp/s.txt
-for r in 1 2 3; do
-  for bin in batchlin-prev batchlin; do
-    for dt in f32 f64; do
-      echo "== $r $bin $dt svd warp"
-      timeout 90 .gpu/bin/$bin bench --kernel warp --dtype $dt --shapes /tmp/s.txt 2>&1 | grep -E '^\| svd'
-    done
-  done
-  pack
-done > "$O/ab.log" 2>&1
+ab warp /tmp/s.txt
 sanitize "svd-warp"
 printf 'svd 4096 32 32\nsvd 1024 64 64\nsvd 1024 128 128\nsvd 256 256 256\nsvd 256 2048 64\nsvd 1 1024 1024\n' > /tmp/all.txt
 .gpu/bin/batchlin bench --shapes /tmp/all.txt > "$O/svd-routed.log" 2>&1

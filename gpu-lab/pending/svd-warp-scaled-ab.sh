@@ -17,18 +17,9 @@ suites
 printf 'svd 4096 32 32\nsvd 4096 24 24\nsvd 4096 17 17\nsvd 4096 16 16\nsvd 4096 8 8\nsvd 2048 64 32\nsvd 4096 16 32\n' > /tmp/s.txt
 printf 'svd 4096 32 32\nsvd 4096 16 16\n' > /tmp/v.txt
 printf 'eigh 4096 16 16\neigh 4096 32 32\n' > /tmp/w.txt
-for r in 1 2 3; do
-  for bin in batchlin-prev batchlin; do
-    for dt in f32 f64; do
-      echo "== $r $bin $dt svd warp"
-      timeout 90 .gpu/bin/$bin bench --kernel warp --dtype $dt --shapes /tmp/s.txt 2>&1 | grep -E '^\| svd'
-      timeout 60 .gpu/bin/$bin bench --kernel warp --variant svdvals --dtype $dt --shapes /tmp/v.txt 2>&1 | grep -E '^\| svd'
-      echo "== $r $bin $dt eigh warp"
-      timeout 60 .gpu/bin/$bin bench --kernel warp --dtype $dt --shapes /tmp/w.txt 2>&1 | grep -E '^\| eig'
-    done
-  done
-  pack
-done > "$O/ab.log" 2>&1
+ab warp /tmp/s.txt
+ab warp /tmp/v.txt --variant svdvals
+ab warp /tmp/w.txt
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 echo "svd 4096 32 32" > /tmp/one.txt
 for bin in batchlin-prev batchlin; do
