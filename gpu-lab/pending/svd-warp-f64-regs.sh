@@ -1,0 +1,34 @@
+#!/bin/bash
+# The float64 `warp` SVD at 32 columns with its registers capped for 3 blocks an SM
+# (kernels/svd.cu BL_SVD_WARP_MIN_BLOCKS; bin/batchlin) and for 4 (bin/batchlin-m4)
+# against the uncapped tree before (bin/batchlin-prev, b0144cd: 248 registers, 2 blocks),
+# and the SVD suite of the capped tree, in one device call (about 4 minutes; the changed
+# kernels compile on the device at first use, an untimed run first).
+#   run(command="bash gpu-lab/pending/svd-warp-f64-regs.sh $OUT", carry=[".gpu-pack"])
+mkdir -p .gpu && tar xJf .gpu-pack/bundle.tar.xz -C .gpu
+. gpu-lab/pending/setup.sh "$@"
+(timeout 300 .gpu/tests/svd-test --test-threads=1 > "$O/svd-test.log" 2>&1; echo "rc=$?" >> "$O/svd-test.log")
+grep -hE "^test result|FAILED|panicked|^rc=" "$O/svd-test.log"
+pack
+printf 'svd 4096 32 32\nsvd 4096 24 24\nsvd 4096 17 17\nsvd 1024 32 32\nsvd 4096 16 32\n' > /tmp/s.txt
+for bin in batchlin-prev batchlin batchlin-m4; do
+  .gpu/bin/$bin bench --kernel warp --dtype f64 --shapes /tmp/s.txt > /dev/null 2>&1
+done
+for r in 1 2 3; do
+  for bin in batchlin-prev batchlin batchlin-m4; do
+    echo "== $r $bin f64 warp"
+    timeout 90 .gpu/bin/$bin bench --kernel warp --dtype f64 --shapes /tmp/s.txt 2>&1 | grep -E '^\| svd'
+  done
+  echo "== $r batchlin f32 warp"
+  timeout 90 .gpu/bin/batchlin bench --kernel warp --dtype f32 --shapes /tmp/s.txt 2>&1 | grep -E '^\| svd'
+done > "$O/ab.log" 2>&1
+pack
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+echo "svd 4096 32 32" > /tmp/one.txt
+for bin in batchlin-prev batchlin batchlin-m4; do
+  echo "== $bin"
+  timeout 100 "$NCU" --clock-control none --metrics gpu__time_duration.sum,launch__registers_per_thread,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum -k 'regex:^svd_warp' -c 1 .gpu/bin/$bin bench --kernel warp --dtype f64 --shapes /tmp/one.txt
+done > "$O/ncu.log" 2>&1
+pack
+grep -E "==|gpu__time|registers|issue_active|warps_active|inst_exec" "$O/ncu.log"
+cat "$O/ab.log"
