@@ -1,6 +1,7 @@
 #!/bin/bash
 # The float64 `warp` SVD at 32 columns with its registers capped for 3 blocks an SM
-# (kernels/svd.cu BL_SVD_WARP_MIN_BLOCKS; bin/batchlin) and for 4 (bin/batchlin-m4)
+# (BL_SVD_WARP's __launch_bounds__(128, 3) for float64 at Q = 32, 1 elsewhere; not kept:
+# docs/results/h100/2026-12-06-svd-warp-f64-regs; bin/batchlin) and for 4 (bin/batchlin-m4)
 # against the uncapped tree before (bin/batchlin-prev, b0144cd: 248 registers, 2 blocks),
 # and the SVD suite of the capped tree, in one device call (about 4 minutes; the changed
 # kernels compile on the device at first use, an untimed run first).
