@@ -2,7 +2,10 @@
 bl_svd_warp): one-sided Jacobi with lane j holding column j of A and of V, the jacobi
 kernel's round-robin pairs, tolerances and null-column rule, in the work precision the
 kernel uses (float32 for float input). Every lane of a pair computes the same rotation
-from the same dot products, so the model rotates each pair once.
+from the same dot products, so the model rotates each pair once. It models the rotation
+as the kernel had it until 2026-12-06 (c and s applied, norms summed each round); the
+kernel now scales its columns and updates the norms (svd_warp_sweeps.py models that; the
+emulator, warp_emu/svd_warp_emu.py, runs the kernel's own source).
 
     python3 gpu-lab/svd_warp_model.py            # the report in the proposal
     python3 gpu-lab/svd_warp_model.py --work f64 # float input, double work
