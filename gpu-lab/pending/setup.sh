@@ -47,3 +47,20 @@ ab() {
     pack
   done >> "$O/ab.log" 2>&1
 }
+# ncu's counters ($1, comma-separated) of the kernels matching regex $2, $3 launches,
+# under `bench` with the arguments after "--", by each CLI named before it; into O/ncu.log.
+ncu_counters() {
+  local metrics=$1 re=$2 count=$3 bins=()
+  shift 3
+  while [ "$1" != "--" ]; do bins+=("$1"); shift; done
+  shift
+  local ncu
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  for bin in "${bins[@]}"; do
+    echo "== $bin"
+    timeout 120 "$ncu" --clock-control none --metrics "$metrics" -k "regex:$re" -c "$count" .gpu/bin/$bin bench "$@"
+  done > "$O/ncu.log" 2>&1
+  pack
+}
+# The warp SVD's instruction, issue and occupancy counters.
+WARP_COUNTERS=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_op_shfl.sum

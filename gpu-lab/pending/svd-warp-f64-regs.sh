@@ -24,12 +24,7 @@ for r in 1 2 3; do
   timeout 90 .gpu/bin/batchlin bench --kernel warp --dtype f32 --shapes /tmp/s.txt 2>&1 | grep -E '^\| svd'
 done > "$O/ab.log" 2>&1
 pack
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 echo "svd 4096 32 32" > /tmp/one.txt
-for bin in batchlin-prev batchlin batchlin-m4; do
-  echo "== $bin"
-  timeout 100 "$NCU" --clock-control none --metrics gpu__time_duration.sum,launch__registers_per_thread,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum -k 'regex:^svd_warp' -c 1 .gpu/bin/$bin bench --kernel warp --dtype f64 --shapes /tmp/one.txt
-done > "$O/ncu.log" 2>&1
-pack
+ncu_counters "$WARP_COUNTERS" ^svd_warp 1 batchlin-prev batchlin batchlin-m4 -- --kernel warp --dtype f64 --shapes /tmp/one.txt
 grep -E "==|gpu__time|registers|issue_active|warps_active|inst_exec" "$O/ncu.log"
 cat "$O/ab.log"

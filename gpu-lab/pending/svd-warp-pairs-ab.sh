@@ -17,13 +17,8 @@ printf 'svd 4096 32 32\nsvd 4096 28 28\nsvd 4096 24 24\nsvd 4096 20 20\nsvd 4096
 printf 'svd 4096 32 32\nsvd 4096 24 24\n' > /tmp/v.txt
 ab warp /tmp/s.txt
 ab warp /tmp/v.txt --variant svdvals
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 echo "svd 4096 32 32" > /tmp/one.txt
-for bin in batchlin-prev batchlin; do
-  echo "== $bin"
-  timeout 120 "$NCU" --clock-control none --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_op_shfl.sum -k 'regex:^svd_warp' -c 1 .gpu/bin/$bin bench --kernel warp --dtype f32 --shapes /tmp/one.txt
-done > "$O/ncu.log" 2>&1
-pack
+ncu_counters "$WARP_COUNTERS" ^svd_warp 1 batchlin-prev batchlin -- --kernel warp --dtype f32 --shapes /tmp/one.txt
 sanitize "svd-warp"
 printf 'svd 4096 32 32\n' > /tmp/p.txt
 peers /tmp/p.txt

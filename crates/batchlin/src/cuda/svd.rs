@@ -545,6 +545,10 @@ pub(crate) unsafe fn dispatch<T: Real>(
     }
 }
 
+/// The element size of the `cusolver` SVD's work: double for every input type
+/// (`gesvdp::<f64>`).
+const SOLVER_ES: usize = std::mem::size_of::<f64>();
+
 /// The first step of `tall` and `cusolver`: each matrix's max|a| (E its exponent), then
 /// the tall orientation (A^T for a wide A) times 2^-E into scratch of `sc`, row-major for
 /// the QR, or for cuSOLVER (`solver_copy`) in double, column-major, with a non-finite
@@ -562,7 +566,7 @@ unsafe fn scaled_copy<T: Real>(
     let mx = sc.alloc(batch * 8)?;
     super::qr_blocked::max_abs_bits::<T>(d, stream, batch, p, q, a, mx)?;
     let copy_es = if solver_copy {
-        8
+        SOLVER_ES
     } else {
         std::mem::size_of::<T>()
     };
@@ -764,7 +768,7 @@ unsafe fn run_cusolver<T: Real>(dev: &CudaDevice, stream: RawStream, c: &Call) -
     let (p, q) = (m.max(n), m.min(n));
     let vectors = c.u.is_some();
     let xc = if vectors && c.full { p } else { q };
-    let (d, es) = (&dev.dev, 8); // cuSOLVER's work in double
+    let (d, es) = (&dev.dev, SOLVER_ES);
     let (tn, ct) = super::qr::tname::<T>();
     let mut sc = Scratch::new(stream);
     let mut g = scaled_copy::<T>(d, stream, &mut sc, c, true)?;
