@@ -331,9 +331,17 @@ fn inputs_for<T: Real>(s: &Shape, rng: &mut StdRng) -> Vec<batchlin::Tensor<T>> 
     make_inputs::<T>(s, copies, rng)
 }
 
+/// A pilot at least this long (us) three times slower than the best is the kernel's only
+/// sample: timing it again would cost more than the shape's other calls. Shorter calls are
+/// all timed: one sample of a few microseconds can be an outlier (the 2-core machine's
+/// tune of 2026-12-06 kept QR float32 1x4x128 on `cpu-small` at a pilot of 20.8 us,
+/// against 1.1 us at 1x4x32, and its table sent 2x4x59 to faer at 3.8x the time).
+const LONE_PILOT_US: f64 = 1e3;
+
 /// `kernels` (of `variant`) at one shape on `inputs`, the data where `data` says:
 /// the points measured and the kernels that failed their check. Each kernel's first call
-/// is checked; one three times slower than the best keeps that one sample; the others are
+/// is checked; one three times slower than the best keeps that one sample where the
+/// sample is long (`LONE_PILOT_US`); the others are
 /// timed in rounds taken in turn (`sampling`), their median, 25th and 75th percentiles
 /// the medians of the rounds'. A GPU's timings (CUDA events) take one round.
 fn shape_points<T: Real>(
@@ -368,7 +376,7 @@ fn shape_points<T: Real>(
     // Per kernel the (median, p25, p75) of each round; a slow kernel keeps its pilot.
     let mut rounds: Vec<[Vec<f64>; 3]> = ok
         .iter()
-        .map(|(_, us)| match *us > 3.0 * best {
+        .map(|(_, us)| match *us > 3.0 * best && *us >= LONE_PILOT_US {
             true => [vec![*us], vec![*us], vec![*us]],
             false => Default::default(),
         })

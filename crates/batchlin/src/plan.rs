@@ -516,7 +516,8 @@ fn pick(
 }
 
 /// Within this fraction of the fastest prediction kernels tie (the noise floor of the
-/// measurements, docs/proposals/measured-routing.md).
+/// measurements, docs/proposals/measured-routing.md). So do kernels whose measured
+/// spreads overlap (`choose`).
 pub const TIE_MARGIN: f64 = 0.05;
 
 /// A kernel the table can price for a problem.
@@ -525,17 +526,30 @@ pub struct Candidate {
     pub kernel: &'static Kernel,
     /// The kernel's predicted time plus the copies' (`Transfer::cost_us`).
     pub us: f64,
+    /// The same at the kernel's 25th and 75th percentiles (the copies' time unchanged).
+    pub p25_us: f64,
+    pub p75_us: f64,
     /// Bytes moved between host and device (0 where the data stays).
     pub moved: usize,
     pub extrapolated: bool,
 }
 
-/// The table's choice: the fastest candidate; among those within [`TIE_MARGIN`] of it, the
-/// one moving the least data, then `preferred` (the rules' pick: a tie does not change
-/// today's routing), then the fastest. None for no candidates.
+/// The table's choice: the fastest candidate; among those that tie with it (within
+/// [`TIE_MARGIN`], or a 25th percentile under its 75th: the measurements cannot tell them
+/// apart), the one moving the least data, then `preferred` (the rules' pick: a tie does
+/// not change today's routing), then the fastest. None for no candidates.
+///
+/// The spread matters at calls of a few microseconds, where a kernel can be bimodal (the
+/// worker pool awake or asleep): the 2-core machine's tune of 2026-12-06 measured QR
+/// float32 64x3x3 on `cpu-small` at a median of 31.9 us with its 25th percentile at 15.1,
+/// faer at 21.7, and `cpu-small` clearly faster at 2x2 and 4x4.
 pub fn choose<'a>(cands: &'a [Candidate], preferred: Option<&Kernel>) -> Option<&'a Candidate> {
-    let best = cands.iter().map(|c| c.us).min_by(f64::total_cmp)?;
-    let tied = || cands.iter().filter(|c| c.us <= best * (1.0 + TIE_MARGIN));
+    let best = cands.iter().min_by(|a, b| a.us.total_cmp(&b.us))?;
+    let tied = || {
+        cands
+            .iter()
+            .filter(|c| c.us <= best.us * (1.0 + TIE_MARGIN) || c.p25_us <= best.p75_us)
+    };
     let least = tied().map(|c| c.moved).min()?;
     let tied = || tied().filter(move |c| c.moved == least);
     tied()
@@ -570,6 +584,8 @@ fn from_tables(
         cands.push(Candidate {
             kernel: k,
             us: pr.us,
+            p25_us: pr.p25_us,
+            p75_us: pr.p75_us,
             moved: 0,
             extrapolated: pr.extrapolated,
         });
@@ -621,9 +637,12 @@ fn gpu_candidates(
         .filter(|k| k.backend == Backend::Cuda && k.supports(p, &target))
     {
         let pr = t.predict(k, p)?;
+        let cost = |us| link.map_or(us, |l| cost_us(us, copies, l));
         cands.push(Candidate {
             kernel: k,
-            us: link.map_or(pr.us, |l| cost_us(pr.us, copies, l)),
+            us: cost(pr.us),
+            p25_us: cost(pr.p25_us),
+            p75_us: cost(pr.p75_us),
             moved: copies.map_or(0, |c| c.to_device + c.to_host),
             extrapolated: pr.extrapolated,
         });
@@ -981,6 +1000,8 @@ mod tests {
         let c = |kernel, us, moved| Candidate {
             kernel,
             us,
+            p25_us: us,
+            p75_us: us,
             moved,
             extrapolated: false,
         };
@@ -1007,6 +1028,30 @@ mod tests {
             tile
         ));
         assert!(choose(&[], None).is_none());
+        // Overlapping spreads tie though the medians are 30% apart (a bimodal tiny call:
+        // the 2-core machine's 64x3x3 QR); apart, the faster median wins.
+        let spread = |kernel, us, p25_us, p75_us| Candidate {
+            p25_us,
+            p75_us,
+            ..c(kernel, us, 0)
+        };
+        let cands = [
+            spread(small, 31.9, 15.1, 36.6),
+            spread(faer, 21.7, 21.2, 22.6),
+        ];
+        assert!(std::ptr::eq(
+            choose(&cands, Some(small)).unwrap().kernel,
+            small
+        ));
+        assert!(std::ptr::eq(choose(&cands, None).unwrap().kernel, faer));
+        let cands = [
+            spread(small, 31.9, 29.0, 36.6),
+            spread(faer, 21.7, 21.2, 22.6),
+        ];
+        assert!(std::ptr::eq(
+            choose(&cands, Some(small)).unwrap().kernel,
+            faer
+        ));
     }
 
     /// The case: 4096x32x32 float32 QR, 7.0 ms on the CPU, 0.056 ms on the GPU.
@@ -1033,13 +1078,17 @@ mod tests {
             let cands = [
                 Candidate {
                     kernel: small,
-                    us: cost_us(7000.0, None, &t),
+                    us: 7000.0,
+                    p25_us: 7000.0,
+                    p75_us: 7000.0,
                     moved: 0,
                     extrapolated: false,
                 },
                 Candidate {
                     kernel: tile,
                     us: gpu,
+                    p25_us: gpu,
+                    p75_us: gpu,
                     moved: copies.to_device + copies.to_host,
                     extrapolated: false,
                 },

@@ -591,12 +591,27 @@ impl Value {
     }
 }
 
-/// A prediction: microseconds a call, and whether the shape lies outside the measured
-/// cells (or next to a missing one), so that a scaling law, not interpolation, made it.
+/// A prediction: microseconds a call (the median, and the 25th and 75th percentiles
+/// interpolated alike: the spread the planner's ties allow for), and whether the shape
+/// lies outside the measured cells (or next to a missing one), so that a scaling law,
+/// not interpolation, made it.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Prediction {
     pub us: f64,
+    pub p25_us: f64,
+    pub p75_us: f64,
     pub extrapolated: bool,
+}
+
+impl Prediction {
+    fn from_ln(ln: [f64; 3], extrapolated: bool) -> Prediction {
+        Prediction {
+            us: ln[0].exp(),
+            p25_us: ln[1].exp(),
+            p75_us: ln[2].exp(),
+            extrapolated,
+        }
+    }
 }
 
 /// One direction of a host-device link: a copy costs its latency plus bytes over
@@ -666,14 +681,14 @@ fn scaling(c: &[f64; 3]) -> f64 {
 }
 
 /// One (kernel, variant, dtype): its points on a product grid of the distinct values of
-/// each axis, ln time in the cells measured, NaN elsewhere.
+/// each axis, ln time (median, p25, p75) in the cells measured, NaN elsewhere.
 #[derive(Clone, Debug)]
 struct Grid {
     kernel: usize,
     variant: Variant,
     dtype: DType,
     axes: [Vec<f64>; 3],
-    ln_us: Vec<f64>,
+    ln_us: Vec<[f64; 3]>,
 }
 
 /// Where `x` falls on a sorted axis: the two neighbours' indices and the weight of the
@@ -710,7 +725,7 @@ impl Grid {
         // time; the corners are weighted as in trilinear interpolation of ln time. With
         // every corner measured and the query inside, this is that interpolation (the law
         // is linear within a cell); a missing corner's weight goes to the others.
-        let (mut sum, mut wsum, mut hole) = (0.0, 0.0, false);
+        let (mut sum, mut wsum, mut hole) = ([0.0; 3], 0.0, false);
         let sq = scaling(&q);
         for corner in 0..8 {
             let mut w = 1.0;
@@ -727,18 +742,17 @@ impl Grid {
                 continue;
             }
             let v = self.ln_us[self.index(idx)];
-            if v.is_nan() {
+            if v[0].is_nan() {
                 hole = true;
                 continue;
             }
-            sum += w * (v + sq - scaling(&at));
+            for (s, v) in sum.iter_mut().zip(v) {
+                *s += w * (v + sq - scaling(&at));
+            }
             wsum += w;
         }
         if wsum > 0.0 {
-            return Prediction {
-                us: (sum / wsum).exp(),
-                extrapolated: clamped || hole,
-            };
+            return Prediction::from_ln(sum.map(|s| s / wsum), clamped || hole);
         }
         // No corner measured: the nearest measured point, scaled, with distance in size
         // counted twice over distance in batch or aspect. Which kernel wins turns on the
@@ -746,7 +760,7 @@ impl Grid {
         // 2026-12-04 measures batch 64 up to 181x181 SVDs and batch 16 up to 362: batch
         // 64 at 1000x1000 took the 181 point by a hair, and so the kernel that wins at
         // 181 but loses from 256 on.)
-        let mut best = (f64::INFINITY, f64::NAN);
+        let mut best = (f64::INFINITY, [f64::NAN; 3]);
         for i in 0..self.axes[0].len() {
             for j in 0..self.axes[1].len() {
                 for l in 0..self.axes[2].len() {
@@ -755,16 +769,13 @@ impl Grid {
                     let d: f64 = (0..3)
                         .map(|a| (at[a] - q[a]).powi(2) * if a == 1 { 4.0 } else { 1.0 })
                         .sum();
-                    if !v.is_nan() && d < best.0 {
-                        best = (d, v + sq - scaling(&at));
+                    if !v[0].is_nan() && d < best.0 {
+                        best = (d, v.map(|v| v + sq - scaling(&at)));
                     }
                 }
             }
         }
-        Prediction {
-            us: best.1.exp(),
-            extrapolated: true,
-        }
+        Prediction::from_ln(best.1, true)
     }
 }
 
@@ -836,19 +847,19 @@ impl Model {
                     kernel,
                     variant,
                     dtype,
-                    ln_us: vec![f64::NAN; axes.iter().map(Vec::len).product()],
+                    ln_us: vec![[f64::NAN; 3]; axes.iter().map(Vec::len).product()],
                     axes,
                 };
                 for (p, c) in pts.iter().zip(&cs) {
                     let at = |a: usize| g.axes[a].partition_point(|&v| v < c[a] - SAME);
                     let i = g.index([at(0), at(1), at(2)]);
                     // A shape measured twice: the faster (later rows refine, not repeat).
-                    let v = p.median_us.ln();
-                    g.ln_us[i] = if g.ln_us[i].is_nan() {
-                        v
-                    } else {
-                        g.ln_us[i].min(v)
-                    };
+                    // The spread's quartiles kept about the median, whatever the row says.
+                    let med = p.median_us.ln();
+                    let v = [med, p.p25_us.ln().min(med), p.p75_us.ln().max(med)];
+                    if g.ln_us[i][0].is_nan() || med < g.ln_us[i][0] {
+                        g.ln_us[i] = v;
+                    }
                 }
                 g
             })

@@ -270,13 +270,48 @@ impl FirstError {
     }
 }
 
-/// What handing work to the pool costs, in us, for `serial_head`'s limit. Measured on the
-/// 2-core machine (2026-12-05, calls of 7 QRs of 3 x 2 or 4 eigh of 3 x 3: 3.1-3.4 us on
-/// the calling thread, 10-15 on the pool; the tune of 2026-12-04 saw 7-24 us for such
-/// calls) the wake-up costs 5-13 us; calls of up to about 15 us of work (the limit this
-/// gives with two threads) were faster on the calling thread, calls of 20 us and more
-/// (64 eigh of 2 x 2, 4 SVDs of 8 x 8) on the pool.
+/// What handing work to the pool costs, in us, for `serial_head`'s limit: learnt from
+/// the calls that went to the pool after a serial head (`Dispatch`), from this start.
+/// Measured on the 2-core machine as an AMD EPYC (2026-12-05, calls of 7 QRs of 3 x 2 or
+/// 4 eigh of 3 x 3: 3.1-3.4 us on the calling thread, 10-15 on the pool) the wake-up cost
+/// 5-13 us; the same machines as an Intel Xeon (2026-12-06) took 14 us back to back and
+/// 53-74 us after an idle gap of 50 us or more (the median of 200 round trips of an empty
+/// job), so that a fixed figure sent calls of 64 4x4 QRs (20 us alone) to the pool at
+/// 35-65 us.
 const DISPATCH_US: f64 = 7.5;
+
+/// The pool's wake-up cost as learnt so far (us, f64 bits): a call handed to the pool
+/// after a serial head measures it as the pool part's wall time less its work at the
+/// head's pace, and moves the estimate an eighth of the way there, the sample first
+/// clamped to half and twice the estimate (one descheduled call moves it little). Only
+/// calls whose pool part is at most twice the estimate's work a thread count: in longer
+/// ones the pace's error would outweigh the wake-up.
+struct Dispatch(std::sync::atomic::AtomicU64);
+
+static DISPATCH: Dispatch = Dispatch(std::sync::atomic::AtomicU64::new(DISPATCH_US.to_bits()));
+
+impl Dispatch {
+    const MIN_US: f64 = 2.0;
+    const MAX_US: f64 = 200.0;
+
+    fn us(&self) -> f64 {
+        f64::from_bits(self.0.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// A pool part of `items` that took `wall`, at `pace` an item alone, on `threads`.
+    fn observe(&self, wall: std::time::Duration, items: usize, pace: f64, threads: usize) {
+        let work_us = items as f64 * pace * 1e6 / threads as f64;
+        let est = self.us();
+        if !(work_us <= 2.0 * est) {
+            return;
+        }
+        let sample = (wall.as_secs_f64() * 1e6 - work_us).clamp(est / 2.0, est * 2.0);
+        let next = (est + (sample - est) / 8.0).clamp(Self::MIN_US, Self::MAX_US);
+        // A lost race drops one sample: no matter.
+        self.0
+            .store(next.to_bits(), std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 /// m n min(m, n): a QR's or an SVD's work, up to a constant.
 fn work(m: usize, n: usize) -> usize {
@@ -302,28 +337,44 @@ fn cheap_svd(m: usize, n: usize) -> bool {
 }
 
 /// Runs `run(0)`, `run(1)`, ... on the calling thread while that beats the pool, and
-/// returns how many it ran: at 1, 2, 4, ... done it projects the rest at the pace so far
-/// and stops where the rest would take longer alone than split over `threads` after the
-/// pool's wake-up. Measuring rather than estimating from the shape keeps it right on any
-/// kernel and input (a first matrix that returns early, a NaN, is outvoted at the next
-/// check). For cheap items only (`cheap_qr`, `cheap_eigh`, `cheap_svd`).
-fn serial_head(items: usize, threads: usize, mut run: impl FnMut(usize)) -> usize {
+/// returns how many it ran: after 1, 2, 4, ... timed items it projects the rest at the
+/// pace so far and stops where the rest would take longer alone than split over
+/// `threads` after the pool's wake-up. Measuring rather than estimating from the shape
+/// keeps it right on any kernel and input (a matrix that returns early, a NaN, is
+/// outvoted at the next check). The first item is not timed: it pays for the caches and
+/// the workspace's first touch, and timed alone it sent some calls of 64 tiny matrices
+/// to the pool, where they took 3-5x longer (the 2-core machine, 2026-12-06: QR float32
+/// 64x3x3 32 us, float64 14.8; 64x2x2 float32 9.4, float64 40.9). For cheap items only
+/// (`cheap_qr`, `cheap_eigh`, `cheap_svd`).
+///
+/// Returns how many ran and, where it stopped short, the pace it saw (seconds an item).
+fn serial_head(
+    items: usize,
+    threads: usize,
+    dispatch_us: f64,
+    mut run: impl FnMut(usize),
+) -> (usize, f64) {
     let t = threads as f64;
     // rest alone < DISPATCH + rest / t  <=>  rest < DISPATCH * t / (t - 1).
-    let limit = std::time::Duration::from_secs_f64(DISPATCH_US * 1e-6 * t / (t - 1.0));
+    let limit = dispatch_us * 1e-6 * t / (t - 1.0);
+    if items == 0 {
+        return (0, 0.0);
+    }
+    run(0);
     let start = std::time::Instant::now();
     let mut check = 1;
-    for done in 1..=items {
+    for done in 2..=items {
         run(done - 1);
-        if done == check && done < items {
-            let rest = (items - done) as f64 / done as f64;
-            if start.elapsed().mul_f64(rest) > limit {
-                return done;
+        let timed = done - 1;
+        if timed == check && done < items {
+            let pace = start.elapsed().as_secs_f64() / timed as f64;
+            if pace * (items - done) as f64 > limit {
+                return (done, pace);
             }
             check *= 2;
         }
     }
-    items
+    (items, 0.0)
 }
 
 /// Run `f(workspace, index)` for every matrix of the batch: the first ones on the calling
@@ -362,15 +413,16 @@ where
         }
         return Ok(());
     }
-    let head = if cheap {
+    let (head, pace) = if cheap {
         let mut ws = Workspace::new(ws_len, req)?;
-        serial_head(batch, threads, |i| info[i] = f(&mut ws, i))
+        serial_head(batch, threads, DISPATCH.us(), |i| info[i] = f(&mut ws, i))
     } else {
-        0
+        (0, 0.0)
     };
     if head == batch {
         return Ok(());
     }
+    let pooled = std::time::Instant::now();
     let out = InfoOut(info.as_mut_ptr());
     let out = &out;
     let min_len = ((batch - head) / (threads * 8)).max(1);
@@ -392,6 +444,9 @@ where
                 },
             )
     });
+    if head > 0 {
+        DISPATCH.observe(pooled.elapsed(), batch - head, pace, threads);
+    }
     failed.result()
 }
 
@@ -1366,7 +1421,7 @@ mod tests {
     /// The indices run, in order, by a `serial_head` of `items` whose items take `each`.
     fn head_of(items: usize, each: std::time::Duration) -> Vec<usize> {
         let mut ran = vec![];
-        let head = serial_head(items, 2, |i| {
+        let (head, _) = serial_head(items, 2, super::DISPATCH_US, |i| {
             ran.push(i);
             std::thread::sleep(each);
         });
@@ -1376,20 +1431,61 @@ mod tests {
 
     #[test]
     fn serial_head_keeps_cheap_batches_and_hands_on_dear_ones() {
-        // 1 ms an item: the rest projects far over the limit at the first check.
-        assert_eq!(head_of(8, std::time::Duration::from_millis(1)).len(), 1);
+        // 1 ms an item: the rest projects far over the limit at the first check (after
+        // the untimed first item and one timed).
+        assert_eq!(head_of(8, std::time::Duration::from_millis(1)).len(), 2);
         // A lone item always runs.
         assert_eq!(head_of(1, std::time::Duration::from_millis(1)).len(), 1);
         // Items of no time run here (a descheduled moment can cut a try short: one of
         // five tries must keep the whole batch).
         let kept = (0..5).any(|_| {
             let mut n = 0;
-            serial_head(16, 2, |_| n += 1) == 16 && n == 16
+            serial_head(16, 2, super::DISPATCH_US, |_| n += 1).0 == 16 && n == 16
         });
         assert!(kept, "16 empty items were handed to the pool in five tries");
+        // A slow first item (cold caches) does not set the pace.
+        let kept = (0..5).any(|_| {
+            let mut n = 0;
+            let (head, _) = serial_head(16, 2, super::DISPATCH_US, |i| {
+                n += 1;
+                if i == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            });
+            head == 16 && n == 16
+        });
+        assert!(
+            kept,
+            "a slow first item handed the rest to the pool in five tries"
+        );
         // An empty batch runs nothing.
         let mut n = 0;
-        assert_eq!(serial_head(0, 2, |_| n += 1), 0);
+        assert_eq!(serial_head(0, 2, super::DISPATCH_US, |_| n += 1).0, 0);
         assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn the_dispatch_estimate_follows_its_samples_and_not_outliers() {
+        use super::Dispatch;
+        use std::time::Duration;
+        let d = Dispatch(std::sync::atomic::AtomicU64::new(7.5f64.to_bits()));
+        // 10 items of 1 us on 2 threads (5 us of work a thread) taking 45 us: a wake-up
+        // of 40 us, reached in steps of at most twice the estimate.
+        for _ in 0..60 {
+            d.observe(Duration::from_micros(45), 10, 1e-6, 2);
+        }
+        assert!((d.us() - 40.0).abs() < 1.0, "{}", d.us());
+        // One descheduled call (10 ms) moves it by at most an eighth.
+        d.observe(Duration::from_millis(10), 10, 1e-6, 2);
+        assert!(d.us() <= 45.0 + 1e-9, "{}", d.us());
+        // A long pool part (work far beyond the estimate) is no sample.
+        let before = d.us();
+        d.observe(Duration::from_micros(100), 1000, 1e-6, 2);
+        assert_eq!(d.us(), before);
+        // Nor below the floor: wake-ups of no time.
+        for _ in 0..200 {
+            d.observe(Duration::from_micros(1), 2, 1e-6, 2);
+        }
+        assert_eq!(d.us(), Dispatch::MIN_US);
     }
 }
