@@ -207,35 +207,45 @@ impl<'a, T: Real> On<'a, T> {
     }
 }
 
-/// `reps` timed calls of `p` under `opts` on the inputs `on`.
+/// `reps` timed calls of `p` under `opts` on the inputs `on`; `warmed`: the plan ran on
+/// them just before (a GPU's warm-ups cut, `timing::time_device_on`).
 fn time_on<T: Real>(
     p: &Problem,
     opts: &Options,
     on: &On<T>,
     reps: usize,
     outputs: bool,
+    warmed: bool,
 ) -> batchlin::Result<timing::Timing<T>> {
     match on {
         On::Host(refs) => timing::time_host(p, opts, refs, reps),
-        On::Gpu(dev) => timing::time_device_on(p, dev, opts, reps, outputs),
+        On::Gpu(dev) => timing::time_device_on(p, dev, opts, reps, outputs, warmed),
     }
 }
 
-/// `reps` timed calls of kernel `k` on `p` on the inputs `on`; the last call's outputs
-/// on the host where `outputs` (the pilot's check reads them).
+/// A kernel's calls at one shape: its pilot (the first, checked: the outputs come back)
+/// and the timed rounds after it (warmed up by the pilot).
+#[derive(Copy, Clone, PartialEq)]
+enum Call {
+    Pilot,
+    Round,
+}
+
+/// `reps` timed calls of kernel `k` on `p` on the inputs `on`.
 fn time<T: Real>(
     k: &'static Kernel,
     p: &Problem,
     on: &On<T>,
     reps: usize,
-    outputs: bool,
+    call: Call,
 ) -> batchlin::Result<timing::Timing<T>> {
     time_on(
         p,
         &Options::with_kernel(k.backend, k.name),
         on,
         reps,
-        outputs,
+        call == Call::Pilot,
+        call == Call::Round,
     )
 }
 
@@ -247,7 +257,7 @@ fn pilot<T: Real>(
     on: &On<T>,
     inputs: &[batchlin::Tensor<T>],
 ) -> Result<f64, String> {
-    let t = time(k, p, on, 1, true).map_err(|e| e.to_string())?;
+    let t = time(k, p, on, 1, Call::Pilot).map_err(|e| e.to_string())?;
     let err = check::max_error(p.variant, &inputs[t.last_input], &t.outputs, 2);
     let bound = check::bound::<T>(p.op(), p.m.max(p.n));
     if !(err <= bound) || t.info.iter().any(|i| i.nonfinite() || i.not_converged()) {
@@ -257,12 +267,16 @@ fn pilot<T: Real>(
 }
 
 /// Timed calls a kernel gets at a shape from its pilot time: about 20 ms of calls, at
-/// least 3 and at most 2000; and in how many rounds, taken in turn with the other
-/// contenders so that the machine's slow moments fall on all of them alike. Calls of a
-/// few microseconds need the many samples: with 30 (2026-12-04's table) some rows were
-/// bimodal (median 24 us, 25th percentile 11) and the held-out worst case was noise.
+/// least 3 (one from 100 ms: three quarters of the CPU's time in the tunes of 2026-12-06
+/// went to calls over 10 ms, and from 100 ms their three readings' quartiles were 1%
+/// apart at the median point, 4-13% at the 90th percentile) and at most
+/// 2000; and in how many rounds, taken in turn with the other contenders so that the
+/// machine's slow moments fall on all of them alike. Calls of a few microseconds need
+/// the many samples: with 30 (2026-12-04's table) some rows were bimodal (median 24 us,
+/// 25th percentile 11) and the held-out worst case was noise.
 fn sampling(us: f64) -> (usize, usize) {
-    let reps = ((20e3 / us.max(0.01)) as usize).clamp(3, 2000);
+    let least = if us >= 1e5 { 1 } else { 3 };
+    let reps = ((20e3 / us.max(0.01)) as usize).clamp(least, 2000);
     let rounds = if us < 1e3 {
         5
     } else if us < 1e4 {
@@ -397,7 +411,7 @@ fn shape_points<T: Real>(
                 continue;
             }
             let k = ok[i].0;
-            match time(k, &p, &on, reps.div_ceil(n_rounds), false) {
+            match time(k, &p, &on, reps.div_ceil(n_rounds), Call::Round) {
                 Ok(t) => {
                     for (r, x) in rounds[i].iter_mut().zip([t.ms, t.p25_ms, t.p75_ms]) {
                         r.push(x * 1e3);
@@ -486,13 +500,13 @@ fn drift_probe(data: Data) -> f64 {
     if data == Data::Gpu {
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_millis(500) {
-            if time_on(&p, &opts, &on, 15, false).is_err() {
+            if time_on(&p, &opts, &on, 15, false, false).is_err() {
                 return f64::NAN;
             }
         }
     }
     let readings: Vec<f64> = (0..PROBE_READINGS)
-        .map(|_| time_on(&p, &opts, &on, 15, false).map_or(f64::NAN, |t| t.ms))
+        .map(|_| time_on(&p, &opts, &on, 15, false, false).map_or(f64::NAN, |t| t.ms))
         .collect();
     settled(&readings)
 }

@@ -917,11 +917,17 @@ pub(crate) fn current_versions(keys: &[&str]) -> Vec<(String, u32)> {
 /// The tables built into the library (crates/batchlin/tables/), as (file name, text).
 /// Each is a `batchlin tune` table copied from its results folder under docs/results/.
 pub const BUILT_IN: &[(&str, &str)] = &[
-    // The 2-core development and CI machine, every operation:
-    // docs/results/cpu-2core/2026-12-05-tune-inline.
+    // The 2-core development and CI machine, every operation, as it was until 2026-12-05
+    // (AMD EPYC): docs/results/cpu-2core/2026-12-05-tune-inline.
     (
         "cpu-2t-amd-epyc.toml",
         include_str!("../tables/cpu-2t-amd-epyc.toml"),
+    ),
+    // The same machines since (Intel Xeon, 2 threads), every operation:
+    // docs/results/cpu-2core/2026-12-06-tune-intel-2.
+    (
+        "cpu-2t-intel-r-xeon-r-processor.toml",
+        include_str!("../tables/cpu-2t-intel-r-xeon-r-processor.toml"),
     ),
 ];
 

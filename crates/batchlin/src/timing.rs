@@ -155,7 +155,7 @@ pub fn time_device<T: Real>(
     reps: usize,
 ) -> Result<Timing<T>> {
     let on = DeviceInputs::upload(p, ordinal, inputs)?;
-    time_device_on(p, &on, opts, reps, true)
+    time_device_on(p, &on, opts, reps, true, false)
 }
 
 /// Host inputs uploaded to a CUDA device once, in enough copies (rotated) that the L2
@@ -215,7 +215,9 @@ const LONG_WARM_UP_MS: f64 = 50.0;
 /// Time `p` on inputs already on the device (`DeviceInputs`), `reps` timed calls after 3
 /// warm-ups (1 where the first took over `LONG_WARM_UP_MS`: a kernel of seconds would
 /// otherwise spend them three times; the first call is never timed, as it may compile
-/// the kernel's module). The last call's outputs come back to the host where `outputs`
+/// the kernel's module). `warmed`: the same plan ran on these inputs just before (a
+/// `tune` round after its pilot), so one warm-up, and none for a call over
+/// `LONG_WARM_UP_MS`. The last call's outputs come back to the host where `outputs`
 /// (a check reads them); else only its info words (a `tune` round brought 4096 64x64 Q
 /// factors, 134 MB, back through pageable memory for nothing).
 pub fn time_device_on<T: Real>(
@@ -224,6 +226,7 @@ pub fn time_device_on<T: Real>(
     opts: &Options,
     reps: usize,
     outputs: bool,
+    warmed: bool,
 ) -> Result<Timing<T>> {
     let es = std::mem::size_of::<T>();
     if on.elems != p.batch * p.m * p.n || on.elem_bytes != es {
@@ -251,7 +254,7 @@ pub fn time_device_on<T: Real>(
     let events = EventPair::new()?;
     let mut times = Vec::with_capacity(reps);
     let mut last = 0;
-    let mut warm_ups = 3;
+    let mut warm_ups = if warmed { 1 } else { 3 };
     let mut it = 0;
     while it < reps.max(1) + warm_ups {
         let c = it % on.bufs.len();
@@ -291,7 +294,7 @@ pub fn time_device_on<T: Real>(
         entry::execute(&plan, &mut { req })?;
         let ms = events.stop_ms(stream.0)?;
         if it == 0 && ms > LONG_WARM_UP_MS {
-            warm_ups = 1;
+            warm_ups = if warmed { 0 } else { 1 };
         }
         if it >= warm_ups {
             times.push(ms);
