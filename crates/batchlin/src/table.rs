@@ -1306,6 +1306,12 @@ mod tests {
                 p.us
             );
             assert_eq!(p.extrapolated, !inside, "{b}x{mm}x{n}");
+            // The quartiles (0.9 and 1.1 times the median in every row) follow alike.
+            let quartiles = (p.p25_us / (0.9 * want), p.p75_us / (1.1 * want));
+            assert!(
+                (quartiles.0 - 1.0).abs() < 1e-9 && (quartiles.1 - 1.0).abs() < 1e-9,
+                "{b}x{mm}x{n}: {p:?}"
+            );
         }
         // A time that is not a power law: interpolation in ln time is a geometric mean.
         let m = model(vec![
