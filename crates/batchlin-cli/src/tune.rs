@@ -9,7 +9,7 @@
 
 use crate::{check, make_inputs, plots, Shape};
 use batchlin::cuda::DeviceCaps;
-use batchlin::plan::{plan_with, Plan, Source};
+use batchlin::plan::{cost_us, host_copies, plan_with, Plan, Source};
 use batchlin::registry::{Kernel, Target, KERNELS};
 use batchlin::table::{
     current_kernel, kernel_key, DeviceKey, Link, Model, Point, Table, Transfer, Transfers,
@@ -354,8 +354,9 @@ const LONE_PILOT_US: f64 = 1e3;
 
 /// `kernels` (of `variant`) at one shape on `inputs`, the data where `data` says:
 /// the points measured and the kernels that failed their check. Each kernel's first call
-/// is checked; one three times slower than the best keeps that one sample where the
-/// sample is long (`LONE_PILOT_US`); the others are
+/// is checked; one three times slower than the best, or than `bar_us` (the GPU with the
+/// copies, for the CPU's kernels), keeps that one sample where the sample is long
+/// (`LONE_PILOT_US`); the others are
 /// timed in rounds taken in turn (`sampling`), their median, 25th and 75th percentiles
 /// the medians of the rounds'. A GPU's timings (CUDA events) take one round.
 fn shape_points<T: Real>(
@@ -364,6 +365,7 @@ fn shape_points<T: Real>(
     kernels: &[&'static Kernel],
     data: Data,
     inputs: &[batchlin::Tensor<T>],
+    bar_us: f64,
 ) -> (Vec<Point>, Vec<String>) {
     if kernels.is_empty() {
         return (vec![], vec![]);
@@ -386,7 +388,7 @@ fn shape_points<T: Real>(
             Err(e) => bad.push(format!("{} at {p}: {e}", kernel_key(k))),
         }
     }
-    let best = ok.iter().map(|(_, us)| *us).fold(f64::INFINITY, f64::min);
+    let best = ok.iter().map(|(_, us)| *us).fold(bar_us, f64::min);
     // Per kernel the (median, p25, p75) of each round; a slow kernel keeps its pilot.
     let mut rounds: Vec<[Vec<f64>; 3]> = ok
         .iter()
@@ -690,7 +692,7 @@ fn regret<T: Real>(
                 || !(us > HOPELESS * best && us > GPU_CALL_CAP_US)
         }));
     }
-    let (pts, _) = shape_points(s, v, &kernels, data, inputs);
+    let (pts, _) = shape_points(s, v, &kernels, data, inputs, f64::INFINITY);
     let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
     // A routing whose pick failed its check is left out at this shape.
     let mut picks = vec![];
@@ -770,15 +772,20 @@ fn geomean(x: impl Iterator<Item = f64>) -> f64 {
 /// seconds it took: making the inputs, the CPU's kernels, the GPU's.
 type GridPoints = ([(Vec<Point>, Vec<String>); 2], [f64; 3]);
 
-/// One grid shape's points in `dtype`, each with the kernels that failed there: the
-/// CPU's kernels on host data, and where `gpu` is given its kernels with the data there
-/// (but those `hopeless` by the GPU's points so far, `gpu_points`).
+/// One grid shape's points in `dtype`, each with the kernels that failed there: where
+/// `gpu` is given its kernels with the data there (but those `hopeless` by the GPU's
+/// points so far, `gpu_points`), then the CPU's kernels on host data. Where the copies'
+/// model `link` is given, a CPU kernel three times slower than the GPU's best with the
+/// copies keeps its pilot (`shape_points`): host data goes to the GPU there whatever the
+/// CPU's exact time (on an H100 machine, 2026-12-06, two thirds of the CPU's time went
+/// to calls of 10-500 ms at shapes the GPU takes 10-100x faster).
 fn grid_points(
     s: &Shape,
     v: Variant,
     dtype: DType,
     gpu: Option<&DeviceCaps>,
     gpu_points: &[Point],
+    link: Option<&Transfer>,
     rng: &mut StdRng,
 ) -> GridPoints {
     fn go<T: Real>(
@@ -786,25 +793,30 @@ fn grid_points(
         v: Variant,
         gpu: Option<&DeviceCaps>,
         gpu_points: &[Point],
+        link: Option<&Transfer>,
         rng: &mut StdRng,
     ) -> GridPoints {
         let t = Instant::now();
         let inputs = inputs_for::<T>(s, rng);
         let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
         let made = t.elapsed().as_secs_f64();
-        let cpu = shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs);
-        let cpu_done = t.elapsed().as_secs_f64();
         let on_gpu = gpu.map_or((vec![], vec![]), |caps| {
             let mut ks = kernels_for(&p, Some(caps));
             ks.retain(|k| !hopeless(k, &p, gpu_points));
-            shape_points(s, v, &ks, Data::Gpu, &inputs)
+            shape_points(s, v, &ks, Data::Gpu, &inputs, f64::INFINITY)
         });
+        let gpu_done = t.elapsed().as_secs_f64();
+        let bar_us = match (link, on_gpu.0.iter().map(|q| q.median_us).reduce(f64::min)) {
+            (Some(l), Some(us)) => cost_us(us, Some(host_copies(&p)), l),
+            _ => f64::INFINITY,
+        };
+        let cpu = shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs, bar_us);
         let all = t.elapsed().as_secs_f64();
-        ([cpu, on_gpu], [made, cpu_done - made, all - cpu_done])
+        ([cpu, on_gpu], [made, all - gpu_done, gpu_done - made])
     }
     match dtype {
-        DType::F64 => go::<f64>(s, v, gpu, gpu_points, rng),
-        _ => go::<f32>(s, v, gpu, gpu_points, rng),
+        DType::F64 => go::<f64>(s, v, gpu, gpu_points, link, rng),
+        _ => go::<f32>(s, v, gpu, gpu_points, link, rng),
     }
 }
 
@@ -1012,8 +1024,10 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             logged = t;
         }
     };
-    // The GPU whose kernels are timed: none from the moment it stops computing.
+    // The GPU whose kernels are timed: none from the moment it stops computing. Host
+    // data's copies to it: as staged (what the CPU's kernels are weighed against).
     let mut gpu_timed = gpu;
+    let staged = transfer.map(|t| t.staged);
     // Levels 0 and 1, then level 2 with the shapes near a crossover first (`contested`,
     // by the CPU's points).
     let split = shapes
@@ -1052,8 +1066,15 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                 if t0.elapsed() >= grid_end {
                     break 'grid;
                 }
-                let ([(c, bad_c), (g, bad_g)], secs) =
-                    grid_points(&s, v, dtype, gpu_timed, &gpu_points, &mut rng);
+                let ([(c, bad_c), (g, bad_g)], secs) = grid_points(
+                    &s,
+                    v,
+                    dtype,
+                    gpu_timed,
+                    &gpu_points,
+                    staged.as_ref(),
+                    &mut rng,
+                );
                 let _ = writeln!(
                     times,
                     "{},{},{},{},{},{},{:.3},{:.3},{:.3}",

@@ -675,7 +675,7 @@ fn gpu_for_host_data(
 
 /// Bytes in and out for host data on the GPU: the input, then every output and the info
 /// words.
-fn host_copies(p: &Problem) -> Copies {
+pub fn host_copies(p: &Problem) -> Copies {
     let es = p.dtype.size();
     let (b, m, n, k) = (p.batch, p.m, p.n, p.k());
     let out = match p.variant {
