@@ -299,7 +299,8 @@ def test_numpy_bools_are_bools():
     a = rng(8).standard_normal((2, 4, 3))
     u, s, vh = batchlin.svd(a, full_matrices=np.bool_(True))
     assert u.shape == (2, 4, 4)
-    assert np.array_equal(batchlin.svd(a, compute_uv=np.False_), s)
+    # Values alone may take another kernel than the factors: equal to rounding.
+    assert np.allclose(batchlin.svd(a, compute_uv=np.False_), s, rtol=1e-14, atol=0)
 
 
 def test_unavailable_error_is_named_batchlin():
