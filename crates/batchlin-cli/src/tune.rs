@@ -267,9 +267,9 @@ fn pilot<T: Real>(
 }
 
 /// Timed calls a kernel gets at a shape from its pilot time: about 20 ms of calls, at
-/// least 3 (one from 100 ms: three quarters of the CPU's time in the tunes of 2026-12-06
-/// went to calls over 10 ms, and from 100 ms their three readings' quartiles were 1%
-/// apart at the median point, 4-13% at the 90th percentile) and at most
+/// least 3 (one from 100 ms: in the tunes of 2026-12-06 about 70% of the CPU's time went
+/// to shapes of 1e8 multiply-adds and more, and calls from 100 ms had their three
+/// readings' quartiles 1% apart at the median point, 4-13% at the 90th percentile) and at most
 /// 2000; and in how many rounds, taken in turn with the other contenders so that the
 /// machine's slow moments fall on all of them alike. Calls of a few microseconds need
 /// the many samples: with 30 (2026-12-04's table) some rows were bimodal (median 24 us,
