@@ -520,6 +520,10 @@ fn pick(
 /// spreads overlap (`choose`).
 pub const TIE_MARGIN: f64 = 0.05;
 
+/// A tie by overlapping spreads holds only within this factor of the fastest median, so
+/// that a widely bimodal kernel cannot win a tie at many times the fastest's time.
+pub const SPREAD_TIE_MAX: f64 = 2.0;
+
 /// A kernel the table can price for a problem.
 #[derive(Copy, Clone, Debug)]
 pub struct Candidate {
@@ -536,8 +540,9 @@ pub struct Candidate {
 
 /// The table's choice: the fastest candidate; among those that tie with it (within
 /// [`TIE_MARGIN`], or a 25th percentile under its 75th: the measurements cannot tell them
-/// apart), the one moving the least data, then `preferred` (the rules' pick: a tie does
-/// not change today's routing), then the fastest. None for no candidates.
+/// apart; that only within [`SPREAD_TIE_MAX`] of it), the one moving the least data, then
+/// `preferred` (the rules' pick: a tie does not change today's routing), then the
+/// fastest. None for no candidates.
 ///
 /// The spread matters at calls of a few microseconds, where a kernel can be bimodal (the
 /// worker pool awake or asleep): the 2-core machine's tune of 2026-12-06 measured QR
@@ -546,9 +551,10 @@ pub struct Candidate {
 pub fn choose<'a>(cands: &'a [Candidate], preferred: Option<&Kernel>) -> Option<&'a Candidate> {
     let best = cands.iter().min_by(|a, b| a.us.total_cmp(&b.us))?;
     let tied = || {
-        cands
-            .iter()
-            .filter(|c| c.us <= best.us * (1.0 + TIE_MARGIN) || c.p25_us <= best.p75_us)
+        cands.iter().filter(|c| {
+            c.us <= best.us * (1.0 + TIE_MARGIN)
+                || (c.p25_us <= best.p75_us && c.us <= best.us * SPREAD_TIE_MAX)
+        })
     };
     let least = tied().map(|c| c.moved).min()?;
     let tied = || tied().filter(move |c| c.moved == least);
@@ -1046,6 +1052,15 @@ mod tests {
         assert!(std::ptr::eq(choose(&cands, None).unwrap().kernel, faer));
         let cands = [
             spread(small, 31.9, 29.0, 36.6),
+            spread(faer, 21.7, 21.2, 22.6),
+        ];
+        assert!(std::ptr::eq(
+            choose(&cands, Some(small)).unwrap().kernel,
+            faer
+        ));
+        // Overlapping, but over twice the fastest median: no tie.
+        let cands = [
+            spread(small, 45.0, 15.1, 60.0),
             spread(faer, 21.7, 21.2, 22.6),
         ];
         assert!(std::ptr::eq(
