@@ -1011,6 +1011,10 @@ mod tests {
             moved,
             extrapolated: false,
         };
+        // Whether `choose` picks kernel `want` from `cands` with the rules' pick `rules`.
+        let picks = |cands: &[Candidate], rules: Option<&Kernel>, want: &Kernel| {
+            std::ptr::eq(choose(cands, rules).unwrap().kernel, want)
+        };
         // A GPU kernel 3% faster with the copies, but moving data: the host keeps it, and
         // of the two on the host the rules' pick, then the faster.
         let cands = [
@@ -1018,21 +1022,12 @@ mod tests {
             c(tile, 97.0, 1 << 20),
             c(faer, 101.0, 0),
         ];
-        assert!(std::ptr::eq(
-            choose(&cands, Some(small)).unwrap().kernel,
-            small
-        ));
-        assert!(std::ptr::eq(
-            choose(&cands, Some(faer)).unwrap().kernel,
-            faer
-        ));
-        assert!(std::ptr::eq(choose(&cands, None).unwrap().kernel, small));
+        assert!(picks(&cands, Some(small), small));
+        assert!(picks(&cands, Some(faer), faer));
+        assert!(picks(&cands, None, small));
         // 10% faster is no tie.
         let cands = [c(small, 100.0, 0), c(tile, 90.0, 1 << 20)];
-        assert!(std::ptr::eq(
-            choose(&cands, Some(small)).unwrap().kernel,
-            tile
-        ));
+        assert!(picks(&cands, Some(small), tile));
         assert!(choose(&[], None).is_none());
         // Overlapping spreads tie though the medians are 30% apart (a bimodal tiny call:
         // the 2-core machine's 64x3x3 QR); apart, the faster median wins.
@@ -1045,28 +1040,19 @@ mod tests {
             spread(small, 31.9, 15.1, 36.6),
             spread(faer, 21.7, 21.2, 22.6),
         ];
-        assert!(std::ptr::eq(
-            choose(&cands, Some(small)).unwrap().kernel,
-            small
-        ));
-        assert!(std::ptr::eq(choose(&cands, None).unwrap().kernel, faer));
+        assert!(picks(&cands, Some(small), small));
+        assert!(picks(&cands, None, faer));
         let cands = [
             spread(small, 31.9, 29.0, 36.6),
             spread(faer, 21.7, 21.2, 22.6),
         ];
-        assert!(std::ptr::eq(
-            choose(&cands, Some(small)).unwrap().kernel,
-            faer
-        ));
+        assert!(picks(&cands, Some(small), faer));
         // Overlapping, but over twice the fastest median: no tie.
         let cands = [
             spread(small, 45.0, 15.1, 60.0),
             spread(faer, 21.7, 21.2, 22.6),
         ];
-        assert!(std::ptr::eq(
-            choose(&cands, Some(small)).unwrap().kernel,
-            faer
-        ));
+        assert!(picks(&cands, Some(small), faer));
     }
 
     /// The case: 4096x32x32 float32 QR, 7.0 ms on the CPU, 0.056 ms on the GPU.
