@@ -3,6 +3,11 @@
 # cache (NVRTC 13.0, the device's), to see how many grid shapes a minute the GPU's half
 # now takes (shape-times.csv: inputs, CPU and GPU seconds a shape).
 #   run(command="bash gpu-lab/pending/tune-rate.sh $OUT 6m", carry=[".gpu-pack"])
+# A tune over several calls (a call runs at most 10 minutes; the whole grid takes about
+# 15): copy the tune.tar.gz a call brought back into .gpu-pack/ and the next call goes on
+# from it (`tune --resume`) on the same kind of machine (the reply's `device`); set
+# GPU_TUNE_ROUTING=0 for every call but the last (it runs the NumPy routing then).
 mkdir -p .gpu && tar xJf .gpu-pack/bundle.tar.xz -C .gpu && cp .gpu-pack/*.whl .gpu/
+[ -f .gpu-pack/tune.tar.gz ] && tar xzf .gpu-pack/tune.tar.gz -C .gpu
 scripts/gpu-tune "$1" "${2:-6m}" > /dev/null 2>&1
 tail -5 "$1/tune.log"

@@ -6,7 +6,7 @@
 //! - GPU: inputs uploaded once in enough copies (rotated) that the 50 MB L2 does not
 //!   flatter small problems (`DeviceInputs`, reusable), outputs allocated once, CUDA
 //!   events around each call on a stream of ours, 3 warm-ups (1 where the first call
-//!   takes over 50 ms), the median of `reps`.
+//!   takes over 50 ms; fewer on a device kept busy, `WarmUp`), the median of `reps`.
 //! - CPU: wall clock around each call, 1 warm-up, the median of `reps`.
 
 use crate::cuda::{self, DeviceBuffer, EventPair};
@@ -35,8 +35,8 @@ pub struct Timing<T> {
     /// Which of the inputs the last call read.
     pub last_input: usize,
     /// The outputs of the last call, in the order the operation returns them (Q, R;
-    /// W, V; U, S, Vh) (none where `time_device_on` was asked not to bring them back),
-    /// and its info words.
+    /// W, V; U, S, Vh) (from a GPU, of the matrices `time_device_on` was asked to bring
+    /// back), and its info words.
     pub outputs: Vec<Tensor<T>>,
     pub info: Vec<Info>,
 }
@@ -57,6 +57,15 @@ fn spread(mut t: Vec<f64>) -> [f64; 5] {
     [t[t.len() / 2], t[0], t[t.len() - 1], at(0.25), at(0.75)]
 }
 
+/// Writes one element a page of `v`: zeroed allocations are mapped on first touch.
+fn touch_pages<T: Copy + Default>(v: &mut [T]) {
+    let step = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    for i in (0..v.len()).step_by(step) {
+        // Opaque, so that the store is not dropped as one of the zero already there.
+        v[i] = std::hint::black_box(T::default());
+    }
+}
+
 fn check_inputs<T>(p: &Problem, inputs: &[&[T]]) -> Result<usize> {
     let elems = p.batch * p.m * p.n;
     if inputs.is_empty() || inputs.iter().any(|x| x.len() != elems) {
@@ -67,12 +76,16 @@ fn check_inputs<T>(p: &Problem, inputs: &[&[T]]) -> Result<usize> {
     Ok(elems)
 }
 
+/// A CPU call this long is timed from the first: it warms its own caches and threads
+/// (the outputs' pages are touched before it), and a `tune` of the 2-core machine spent
+/// a third of its time on calls of 10-100 ms, each warmed up before every round.
+const HOST_SELF_WARM_MS: f64 = 10.0;
+
 /// Time `p` on host data (the CPU backends, or the GPU with copies when `opts` force it)
 /// over `inputs` (row-major `batch x m x n` each), `reps` timed calls after a warm-up
-/// (on the CPU none before a call over `LONG_WARM_UP_MS`: the first counts, as a kernel
-/// that long warms its own caches and threads, and a `tune` pilot of a second's call
-/// takes one; a GPU's first call is never timed, as it may compile the kernel's module);
-/// `reps` 0: about a second's worth, at least 3 (one for calls over a second).
+/// (on the CPU none before a call over `HOST_SELF_WARM_MS`: the first counts; a GPU's
+/// first call is never timed, as it may compile the kernel's module); `reps` 0: about a
+/// second's worth, at least 3 (one for calls over a second).
 pub fn time_host<T: Real>(
     p: &Problem,
     opts: &Options,
@@ -87,6 +100,10 @@ pub fn time_host<T: Real>(
         .iter()
         .map(|(s, _)| Tensor::zeros(s))
         .collect::<Result<_>>()?;
+    // Pages the first call would otherwise fault in (64 MB of outputs: about 3 ms).
+    for t in &mut outs {
+        touch_pages(&mut t.data);
+    }
     let mut info = vec![Info::OK; p.batch];
     let mut times = Vec::new();
     let mut last = 0;
@@ -124,7 +141,7 @@ pub fn time_host<T: Real>(
                 ((1e3 / ms.max(1e-3)) as usize).clamp(3, 200)
             };
         }
-        if it >= 1 || (ms > LONG_WARM_UP_MS && plan.backend != Backend::Cuda) {
+        if it >= 1 || (ms > HOST_SELF_WARM_MS && plan.backend != Backend::Cuda) {
             times.push(ms);
         }
         last = c;
@@ -155,7 +172,8 @@ pub fn time_device<T: Real>(
     reps: usize,
 ) -> Result<Timing<T>> {
     let on = DeviceInputs::upload(p, ordinal, inputs)?;
-    time_device_on(p, &on, opts, reps, true, false)
+    let all: Vec<usize> = (0..p.batch).collect();
+    time_device_on(p, &on, opts, reps, &all, WarmUp::Idle)
 }
 
 /// Host inputs uploaded to a CUDA device once, in enough copies (rotated) that the L2
@@ -163,8 +181,9 @@ pub fn time_device<T: Real>(
 /// (`time_device_on`) without uploading again.
 pub struct DeviceInputs {
     ordinal: usize,
-    /// Elements and bytes of an element of one input.
+    /// Elements of one input and of one of its matrices, and bytes of an element.
     elems: usize,
+    each: usize,
     elem_bytes: usize,
     /// How many host inputs there were: buffer c holds input c % inputs.
     inputs: usize,
@@ -193,6 +212,7 @@ impl DeviceInputs {
         Ok(DeviceInputs {
             ordinal,
             elems,
+            each: p.m * p.n,
             elem_bytes: es,
             inputs: inputs.len(),
             bufs,
@@ -212,24 +232,39 @@ impl Drop for DeviceInputs {
 /// A first call this long warms the device up alone: the other warm-ups are skipped.
 const LONG_WARM_UP_MS: f64 = 50.0;
 
-/// Time `p` on inputs already on the device (`DeviceInputs`), `reps` timed calls after 3
-/// warm-ups (1 where the first took over `LONG_WARM_UP_MS`: a kernel of seconds would
-/// otherwise spend them three times; the first call is never timed, as it may compile
-/// the kernel's module). `warmed`: the same plan ran on these inputs just before (a
-/// `tune` round after its pilot), so one warm-up, and none for a call over
-/// `LONG_WARM_UP_MS`. The last call's outputs come back to the host where `outputs`
-/// (a check reads them); else only its info words (a `tune` round brought 4096 64x64 Q
-/// factors, 134 MB, back through pageable memory for nothing).
+/// The untimed calls before the timed ones (`time_device_on`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum WarmUp {
+    /// The device may have been idle (its clocks low): 3 calls, 1 where the first takes
+    /// over `LONG_WARM_UP_MS`. The first call is never timed: it may compile the kernel's
+    /// module.
+    Idle,
+    /// The device kept busy (a tune): 1 call, to load the kernel's module; where it takes
+    /// over `LONG_WARM_UP_MS` and no module was compiled meanwhile, it is the first timed
+    /// call (a call of a second would otherwise run twice to give one time).
+    Busy,
+    /// The same plan ran on these inputs just before: 1 call, none over
+    /// `LONG_WARM_UP_MS`.
+    Warm,
+}
+
+/// Time `p` on inputs already on the device (`DeviceInputs`; the first `p.batch` matrices
+/// of a larger batch uploaded will do), `reps` timed calls after
+/// the warm-ups `warm_up` says. The outputs of the last call's matrices `keep` (indices
+/// into the batch, in that order) come back to the host, a tensor of `keep.len()`
+/// matrices an output (a check reads a few; a `tune` round brought 4096 64x64 Q factors,
+/// 134 MB, back through pageable memory for nothing), and its info words.
 pub fn time_device_on<T: Real>(
     p: &Problem,
     on: &DeviceInputs,
     opts: &Options,
     reps: usize,
-    outputs: bool,
-    warmed: bool,
+    keep: &[usize],
+    warm_up: WarmUp,
 ) -> Result<Timing<T>> {
     let es = std::mem::size_of::<T>();
-    if on.elems != p.batch * p.m * p.n || on.elem_bytes != es {
+    // The whole batch uploaded or its leading part (a `tune` probe).
+    if p.m * p.n != on.each || p.batch * on.each > on.elems || on.elem_bytes != es {
         return Err(Error::Shape(format!(
             "timing {p}: the uploaded inputs are of another shape or type"
         )));
@@ -254,7 +289,17 @@ pub fn time_device_on<T: Real>(
     let events = EventPair::new()?;
     let mut times = Vec::with_capacity(reps);
     let mut last = 0;
-    let mut warm_ups = if warmed { 1 } else { 3 };
+    if let Some(&i) = keep.iter().find(|&&i| i >= p.batch) {
+        return Err(Error::Shape(format!(
+            "timing {p}: matrix {i} to bring back is past the batch"
+        )));
+    }
+    let mut warm_ups = match warm_up {
+        WarmUp::Idle => 3,
+        WarmUp::Busy | WarmUp::Warm => 1,
+    };
+    let compiled = || dev.kernel_loads().compiled;
+    let compiled_before = compiled();
     let mut it = 0;
     while it < reps.max(1) + warm_ups {
         let c = it % on.bufs.len();
@@ -294,7 +339,11 @@ pub fn time_device_on<T: Real>(
         entry::execute(&plan, &mut { req })?;
         let ms = events.stop_ms(stream.0)?;
         if it == 0 && ms > LONG_WARM_UP_MS {
-            warm_ups = if warmed { 0 } else { 1 };
+            warm_ups = match warm_up {
+                WarmUp::Idle => 1,
+                WarmUp::Busy if compiled() != compiled_before => 1,
+                WarmUp::Busy | WarmUp::Warm => 0,
+            };
         }
         if it >= warm_ups {
             times.push(ms);
@@ -302,15 +351,22 @@ pub fn time_device_on<T: Real>(
         last = c % on.inputs;
         it += 1;
     }
-    let keep = outputs;
     let mut outputs = Vec::with_capacity(shapes.len());
-    for ((s, _), b) in shapes.iter().zip(&out_bufs).filter(|_| keep) {
-        let mut t = Tensor::<T>::zeros(s)?;
-        // SAFETY: plain floats viewed as bytes.
-        let dst = unsafe {
-            std::slice::from_raw_parts_mut(t.data.as_mut_ptr() as *mut u8, t.data.len() * es)
-        };
-        b.download(dst)?;
+    for ((s, _), b) in shapes.iter().zip(&out_bufs).filter(|_| !keep.is_empty()) {
+        let each: usize = s[1..].iter().product();
+        let mut shape = s.clone();
+        shape[0] = keep.len();
+        let mut t = Tensor::<T>::zeros(&shape)?;
+        for (slot, &i) in t.data.chunks_mut(each.max(1)).zip(keep) {
+            // SAFETY: plain floats viewed as bytes.
+            let dst = unsafe {
+                std::slice::from_raw_parts_mut(
+                    slot.as_mut_ptr() as *mut u8,
+                    std::mem::size_of_val(slot),
+                )
+            };
+            b.download_at(i * each * es, dst)?;
+        }
         outputs.push(t);
     }
     let mut words = vec![0u32; p.batch];

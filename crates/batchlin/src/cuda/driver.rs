@@ -609,11 +609,19 @@ impl DeviceBuffer {
     }
     /// Copy `dst.len()` bytes out, synchronously.
     pub fn download(&self, dst: &mut [u8]) -> Result<()> {
-        assert!(dst.len() <= self.bytes.max(16));
-        // SAFETY: as `upload`.
+        self.download_at(0, dst)
+    }
+    /// Copy `dst.len()` bytes out from `offset` bytes in, synchronously.
+    pub fn download_at(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        assert!(offset + dst.len() <= self.bytes.max(16));
+        // SAFETY: as `upload`; the range lies inside the buffer.
         unsafe {
             check(
-                cu::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, self.ptr, dst.len()),
+                cu::cuMemcpyDtoH_v2(
+                    dst.as_mut_ptr() as *mut c_void,
+                    self.ptr + offset as u64,
+                    dst.len(),
+                ),
                 "cuMemcpyDtoH",
             )
         }
