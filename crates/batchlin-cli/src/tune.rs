@@ -376,7 +376,10 @@ fn verdict(k: &Kernel, p: &Problem, points: &[Point], best_us: f64, probe: bool)
         // fixed 1/16 took cuSOLVER's SVD loop 2.8 s at 4096 16x16 matrices (an H100,
         // 2026-12-06), most of that tune's GPU time.
         let part = (2.0 * HOPELESS * best_us / us * b as f64).ceil() as usize;
-        Verdict::Probe(part.clamp(b + 1, p.batch / PROBE_SPLIT))
+        match part.min(p.batch / PROBE_SPLIT) {
+            part if part > b => Verdict::Probe(part),
+            _ => Verdict::Time,
+        }
     } else {
         Verdict::Time
     }
@@ -1738,6 +1741,9 @@ mod tests {
             (65536, vec![pt(1, 693.0)], 1621.0, Probe(47)),
             // Never more than a sixteenth of the batch.
             (256, vec![pt(1, 600.0)], 2.6e3, Probe(16)),
+            // Off the grid's powers of four, a sixteenth no larger than the batch measured:
+            // nothing to probe.
+            (20, vec![pt(1, 600.0)], 100.0, Time),
             // From a batch within 16 times, the time there decides alone.
             (256, vec![pt(16, 5.6e3)], 2.6e3, Time),
             (256, vec![pt(16, 90e3)], 2.6e3, Skip),

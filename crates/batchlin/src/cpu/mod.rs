@@ -1313,7 +1313,8 @@ pub(crate) fn svd_batch<T: Real>(
     if algo == CpuAlgo::Small && !inner && pairs_fill && q <= PAIR_MAX {
         // Two matrices a task, their bidiagonal QR iterations interleaved on one core (see
         // `kernels::svd_pair`); a matrix whose partner has nothing to decompose runs alone.
-        let r = for_each_pair::<T, _>(batch, 2 * ws_len, info, |ws, index, inf| {
+        let cost = svd_cost(m, n);
+        let r = for_each_pair::<T, _>(batch, 2 * ws_len, cost, info, |ws, index, inf| {
             let (b0, b1) = ws.buf.split_at_mut(ws_len);
             let (mut w0, mut w1) = (SvdWork::new(b0, parts), SvdWork::new(b1, parts));
             let e0 = start(&mut w0, index);
@@ -1430,14 +1431,22 @@ const PAIR_MAX: usize = 128;
 
 /// As `for_each_matrix` (one core per task, no inner parallelism), over pairs of
 /// consecutive matrices: `f(workspace, i, info)` handles matrices i and i + 1 and sets
-/// their info (`info` holds one entry when i is the last matrix of an odd batch).
-fn for_each_pair<T: Real, F>(batch: usize, ws_len: usize, info: &mut [Info], f: F) -> Result<()>
+/// their info (`info` holds one entry when i is the last matrix of an odd batch). A batch
+/// whose projected time alone is under the pool's wake-up limit runs on the calling
+/// thread, as `for_each_matrix`'s small batches do.
+fn for_each_pair<T: Real, F>(
+    batch: usize,
+    ws_len: usize,
+    cost: Cost,
+    info: &mut [Info],
+    f: F,
+) -> Result<()>
 where
     F: Fn(&mut Workspace<T>, usize, &mut [Info]) + Sync,
 {
     debug_assert_eq!(info.len(), batch);
     let threads = pool::threads();
-    if threads == 1 {
+    if threads == 1 || batch as f64 * cost.us * 1e-6 <= serial_limit(threads, DISPATCH.us()) {
         let mut ws = Workspace::new(ws_len, StackReq::EMPTY)?;
         for (pair, inf) in info.chunks_mut(2).enumerate() {
             f(&mut ws, 2 * pair, inf);
