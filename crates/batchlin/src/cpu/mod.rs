@@ -380,13 +380,13 @@ fn serial_limit(threads: usize, dispatch_us: f64) -> f64 {
 /// Runs `run(0)`, `run(1)`, ... on the calling thread while that beats the pool, and
 /// returns how many it ran: after 1, 2, 4, ... timed items it projects the rest at the
 /// pace so far and stops where the rest would take longer alone than split over
-/// `threads` after the pool's wake-up (`serial_limit`). Measuring rather than estimating from the shape
-/// keeps it right on any kernel and input (a matrix that returns early, a NaN, is
-/// outvoted at the next check). The first item is not timed: it pays for the caches and
+/// `threads` after the pool's wake-up (`serial_limit`). Measuring rather than estimating
+/// from the shape keeps it right on any kernel and input (a matrix that returns early, a
+/// NaN, is outvoted at the next check); the shape only says whether to try
+/// (`Cost::head_worth_trying`). The first item is not timed: it pays for the caches and
 /// the workspace's first touch, and timed alone it sent some calls of 64 tiny matrices
 /// to the pool, where they took 3-5x longer (the 2-core machine, 2026-12-06: QR float32
-/// 64x3x3 32 us, float64 14.8; 64x2x2 float32 9.4, float64 40.9). For cheap items only
-/// (`Cost::head_worth_trying`).
+/// 64x3x3 32 us, float64 14.8; 64x2x2 float32 9.4, float64 40.9).
 ///
 /// Returns how many ran and, where it stopped short, the pace it saw (seconds an item).
 fn serial_head(
