@@ -444,14 +444,23 @@ fn shape_points<T: Real>(
     };
     let mut bad = vec![];
     let mut ok: Vec<(&'static Kernel, f64)> = vec![];
+    // The points `verdict` may read (within this shape, of its variant and type), found
+    // once a row rather than in the device's whole history for every kernel.
+    let history: Vec<Point> = history
+        .iter()
+        .filter(|q| q.variant == variant && q.dtype == T::DTYPE)
+        .filter(|q| q.batch <= s.batch && q.m <= s.m && q.n <= s.n)
+        .cloned()
+        .collect();
     let projected = |k: &Kernel| {
-        nearest_smaller(k, &p, history).map_or(0.0, |(b, us)| us * s.batch as f64 / b as f64)
+        nearest_smaller(k, &p, &history).map_or(0.0, |(b, us)| us * s.batch as f64 / b as f64)
     };
-    let mut order = kernels.to_vec();
-    order.sort_by(|a, b| projected(a).total_cmp(&projected(b)));
-    for k in order {
+    let mut order: Vec<(f64, &'static Kernel)> =
+        kernels.iter().map(|&k| (projected(k), k)).collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (_, k) in order {
         let best = ok.iter().map(|(_, us)| *us).fold(bar_us, f64::min);
-        let left_out = match verdict(k, &p, history, best, data == Data::Gpu) {
+        let left_out = match verdict(k, &p, &history, best, data == Data::Gpu) {
             Verdict::Time => false,
             Verdict::Skip => true,
             Verdict::Probe(part) => {

@@ -57,6 +57,21 @@ fn spread(mut t: Vec<f64>) -> [f64; 5] {
     [t[t.len() / 2], t[0], t[t.len() - 1], at(0.25), at(0.75)]
 }
 
+/// The runs of consecutive values in `v`: (where each starts in `v`, its length).
+fn consecutive_runs(v: &[usize]) -> Vec<(usize, usize)> {
+    let mut runs = vec![];
+    let mut start = 0;
+    while start < v.len() {
+        let len = 1 + v[start..]
+            .windows(2)
+            .take_while(|w| w[1] == w[0] + 1)
+            .count();
+        runs.push((start, len));
+        start += len;
+    }
+    runs
+}
+
 /// Writes one element a page of `v`: zeroed allocations are mapped on first touch.
 fn touch_pages<T: Copy + Default>(v: &mut [T]) {
     let step = (4096 / std::mem::size_of::<T>().max(1)).max(1);
@@ -357,7 +372,10 @@ pub fn time_device_on<T: Real>(
         let mut shape = s.clone();
         shape[0] = keep.len();
         let mut t = Tensor::<T>::zeros(&shape)?;
-        for (slot, &i) in t.data.chunks_mut(each.max(1)).zip(keep) {
+        // One copy a run of consecutive matrices (`time_device` brings back the whole
+        // batch: one copy, not one a matrix).
+        for (done, run) in consecutive_runs(keep) {
+            let slot = &mut t.data[done * each..(done + run) * each];
             // SAFETY: plain floats viewed as bytes.
             let dst = unsafe {
                 std::slice::from_raw_parts_mut(
@@ -365,7 +383,7 @@ pub fn time_device_on<T: Real>(
                     std::mem::size_of_val(slot),
                 )
             };
-            b.download_at(i * each * es, dst)?;
+            b.download_at(keep[done] * each * es, dst)?;
         }
         outputs.push(t);
     }
@@ -401,4 +419,20 @@ pub fn time_copies(
 ) -> Result<(f64, f64)> {
     let (up, down) = cuda::time_copies(ordinal, bytes, registered, reps)?;
     Ok((spread(up)[0], spread(down)[0]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::consecutive_runs;
+
+    #[test]
+    fn matrices_brought_back_are_copied_a_run_at_a_time() {
+        assert_eq!(consecutive_runs(&[]), vec![]);
+        assert_eq!(consecutive_runs(&[0, 1, 2, 3]), vec![(0, 4)]);
+        assert_eq!(consecutive_runs(&[0, 2048]), vec![(0, 1), (1, 1)]);
+        assert_eq!(
+            consecutive_runs(&[3, 4, 9, 10, 11, 2]),
+            vec![(0, 2), (2, 3), (5, 1)]
+        );
+    }
 }

@@ -334,7 +334,13 @@ impl Cost {
     /// as an Intel Xeon and 12 us alone; a wrong projection costs at most the two matrices
     /// before the head's first check).
     fn head_worth_trying(self, batch: usize, threads: usize, dispatch_us: f64) -> bool {
-        self.cheap || batch as f64 * self.us * 1e-6 <= serial_limit(threads, dispatch_us)
+        self.cheap || self.batch_alone_beats_pool(batch, threads, dispatch_us)
+    }
+
+    /// Whether `batch` such matrices, projected alone on the calling thread, are under the
+    /// pool's wake-up limit (`serial_limit`).
+    fn batch_alone_beats_pool(self, batch: usize, threads: usize, dispatch_us: f64) -> bool {
+        batch as f64 * self.us * 1e-6 <= serial_limit(threads, dispatch_us)
     }
 }
 
@@ -1446,7 +1452,7 @@ where
 {
     debug_assert_eq!(info.len(), batch);
     let threads = pool::threads();
-    if threads == 1 || batch as f64 * cost.us * 1e-6 <= serial_limit(threads, DISPATCH.us()) {
+    if threads == 1 || cost.batch_alone_beats_pool(batch, threads, DISPATCH.us()) {
         let mut ws = Workspace::new(ws_len, StackReq::EMPTY)?;
         for (pair, inf) in info.chunks_mut(2).enumerate() {
             f(&mut ws, 2 * pair, inf);
