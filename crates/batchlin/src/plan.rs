@@ -1064,10 +1064,7 @@ mod tests {
         let p = Problem::new(Variant::QrReduced, DType::F32, 4096, 32, 32);
         let copies = host_copies(&p);
         assert_eq!(copies.to_device, 4096 * 32 * 32 * 4);
-        let link = |gb_s: f64| table::Link {
-            latency_us: 10.0,
-            bytes_per_us: gb_s * 1e3,
-        };
+        let link = |gb_s: f64| table::Link::line(10.0, gb_s * 1e3);
         let k = |b, n| registry::find(Op::Qr, b, n).unwrap();
         let (small, tile) = (k(Backend::CpuSmall, "small"), k(Backend::Cuda, "tile"));
         let pick = |gb_s: f64| {
@@ -1166,14 +1163,8 @@ mod tests {
             .map(|(i, k)| (table::kernel_key(k), 56.0 + 24.0 * i as f64))
             .collect();
         let link = |gb_s: f64| Transfer {
-            to_device: table::Link {
-                latency_us: 10.0,
-                bytes_per_us: gb_s * 1e3,
-            },
-            to_host: table::Link {
-                latency_us: 10.0,
-                bytes_per_us: gb_s * 1e3,
-            },
+            to_device: table::Link::line(10.0, gb_s * 1e3),
+            to_host: table::Link::line(10.0, gb_s * 1e3),
         };
         let tr = |gb_s| Transfers {
             staged: link(gb_s),

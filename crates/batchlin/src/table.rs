@@ -164,7 +164,27 @@ const TRANSFER_KEYS: [&str; 8] = [
     "registered_to_host_bytes_per_us",
 ];
 
+/// The optional `[transfer]` keys of the copies measured (`Knots`), in the order written:
+/// staged and registered, each to the device and back.
+const KNOT_KEYS: [&str; 4] = [
+    "staged_to_device_copies",
+    "staged_to_host_copies",
+    "registered_to_device_copies",
+    "registered_to_host_copies",
+];
+
 impl Transfers {
+    /// Each link's knots, in `KNOT_KEYS`' order.
+    fn knots_mut(&mut self) -> [&mut Knots; 4] {
+        let (s, r) = (&mut self.staged, &mut self.registered);
+        [
+            &mut s.to_device.knots,
+            &mut s.to_host.knots,
+            &mut r.to_device.knots,
+            &mut r.to_host.knots,
+        ]
+    }
+
     /// The links a call's copies take: from registered memory where `pinned` says the
     /// caller registered the buffers, else through the staging buffer.
     pub fn for_call(&self, pinned: Pinned) -> Transfer {
@@ -193,14 +213,8 @@ impl Transfers {
 
     fn from_values(v: [f64; 8]) -> Transfers {
         let t = |o: usize| Transfer {
-            to_device: Link {
-                latency_us: v[o],
-                bytes_per_us: v[o + 1],
-            },
-            to_host: Link {
-                latency_us: v[o + 2],
-                bytes_per_us: v[o + 3],
-            },
+            to_device: Link::line(v[o], v[o + 1]),
+            to_host: Link::line(v[o + 2], v[o + 3]),
         };
         Transfers {
             staged: t(0),
@@ -274,6 +288,12 @@ impl Table {
             s.push_str("\n[transfer]\n");
             for (k, v) in TRANSFER_KEYS.iter().zip(t.values()) {
                 s.push_str(&format!("{k} = {v:?}\n"));
+            }
+            let mut t = *t;
+            for (k, knots) in KNOT_KEYS.iter().zip(t.knots_mut()) {
+                if !knots.points().is_empty() {
+                    s.push_str(&format!("{k} = \"{}\"\n", knots.text()));
+                }
             }
         }
         s.push_str("\n[kernels]\n");
@@ -461,7 +481,8 @@ impl Table {
         let transfer = if transfer.is_empty() {
             None
         } else {
-            unknown(&transfer, &TRANSFER_KEYS, "[transfer]")?;
+            let keys: Vec<&str> = TRANSFER_KEYS.iter().chain(&KNOT_KEYS).copied().collect();
+            unknown(&transfer, &keys, "[transfer]")?;
             let mut v = [0.0; 8];
             for (i, k) in TRANSFER_KEYS.iter().enumerate() {
                 v[i] = match get(&transfer, k).and_then(|v| v.float()) {
@@ -470,7 +491,15 @@ impl Table {
                     _ => return Err(missing(&format!("[transfer] {k} (a positive number)"))),
                 };
             }
-            Some(Transfers::from_values(v))
+            let mut t = Transfers::from_values(v);
+            for (k, knots) in KNOT_KEYS.iter().zip(t.knots_mut()) {
+                if let Some(text) = get(&transfer, k) {
+                    *knots = text.str().and_then(Knots::parse).ok_or_else(|| {
+                        missing(&format!("[transfer] {k} (\"bytes:us ...\", sizes rising)"))
+                    })?;
+                }
+            }
+            Some(t)
         };
         if head_only {
             return Ok(Table {
@@ -615,17 +644,114 @@ impl Prediction {
 }
 
 /// One direction of a host-device link: a copy costs its latency plus bytes over
-/// bandwidth (fitted on measured copies; step 3 of the proposal measures and stores it).
+/// bandwidth (fitted on measured copies; step 3 of the proposal measures and stores it),
+/// or, where the copies measured are kept (`knots`), their times interpolated.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Link {
     pub latency_us: f64,
     pub bytes_per_us: f64,
+    pub knots: Knots,
+}
+
+/// Most copies a link keeps (`Link::knots`): `batchlin tune` measures 9 sizes.
+pub const MAX_KNOTS: usize = 12;
+
+/// Measured copies (bytes, microseconds), by size, the times made non-decreasing: the
+/// staged path is no straight line. On an H100 machine (2026-12-06) its copies of 4 and
+/// 16 MiB to the device took 784 and 2651 us where the line fitted to 4 KiB-256 MiB said
+/// 301 and 1171, and GPU calls on host data of 1-20 MB took twice what the line
+/// predicted for their copies: the held-out worst case (an SVD sent to the GPU at 1.87
+/// times the CPU's time) was that error.
+#[derive(Copy, Clone, Debug, PartialEq, Default)]
+pub struct Knots {
+    len: usize,
+    at: [(f64, f64); MAX_KNOTS],
+}
+
+impl Knots {
+    /// The copies' times (bytes, us) kept, largest sizes dropped past `MAX_KNOTS`; those
+    /// that are not positive and finite left out.
+    pub fn new(samples: &[(usize, f64)]) -> Knots {
+        let mut v: Vec<(f64, f64)> = samples
+            .iter()
+            .filter(|(b, t)| *b > 0 && *t > 0.0 && t.is_finite())
+            .map(|&(b, t)| (b as f64, t))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v.dedup_by(|b, a| a.0 == b.0);
+        v.truncate(MAX_KNOTS);
+        let mut k = Knots::default();
+        let mut most: f64 = 0.0;
+        for (i, &(b, t)) in v.iter().enumerate() {
+            most = most.max(t);
+            k.at[i] = (b, most);
+        }
+        k.len = v.len();
+        k
+    }
+
+    /// The kept copies, by size.
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.at[..self.len]
+    }
+
+    /// Microseconds for `bytes` between the knots (log-log), the smallest copy's time
+    /// below them, and beyond the largest its time scaled with the bytes; None with
+    /// fewer than two knots.
+    fn us(&self, bytes: usize) -> Option<f64> {
+        let k = self.points();
+        let (&first, &last) = (k.first()?, k.last()?);
+        if k.len() < 2 {
+            return None;
+        }
+        let b = bytes as f64;
+        if b <= first.0 {
+            return Some(first.1);
+        }
+        if b >= last.0 {
+            return Some(last.1 * b / last.0);
+        }
+        let i = k.iter().position(|&(kb, _)| kb >= b)?;
+        let ((b0, t0), (b1, t1)) = (k[i - 1], k[i]);
+        let f = (b / b0).ln() / (b1 / b0).ln();
+        Some((t0.ln() + f * (t1 / t0).ln()).exp())
+    }
+
+    /// As written in a table: `bytes:us` pairs separated by spaces.
+    fn text(&self) -> String {
+        let pair = |&(b, t): &(f64, f64)| format!("{b}:{t:.3}");
+        self.points().iter().map(pair).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Read back from `to_text`'s form; None where it is not that.
+    fn parse(text: &str) -> Option<Knots> {
+        let mut v = vec![];
+        for pair in text.split_whitespace() {
+            let (b, t) = pair.split_once(':')?;
+            let (b, t): (usize, f64) = (b.parse().ok()?, t.parse().ok()?);
+            (b > 0 && t > 0.0 && t.is_finite()).then_some(())?;
+            v.push((b, t));
+        }
+        (v.len() <= MAX_KNOTS).then(|| Knots::new(&v))
+    }
 }
 
 impl Link {
-    /// Microseconds to copy `bytes` over this link.
+    /// A link of latency plus bytes over bandwidth alone (no copies kept).
+    pub fn line(latency_us: f64, bytes_per_us: f64) -> Link {
+        Link {
+            latency_us,
+            bytes_per_us,
+            knots: Knots::default(),
+        }
+    }
+
+    /// Microseconds to copy `bytes` over this link: between the copies measured where
+    /// they are kept, else the line.
     pub fn us(&self, bytes: usize) -> f64 {
-        self.latency_us + bytes as f64 / self.bytes_per_us
+        self.knots
+            .us(bytes)
+            .unwrap_or(self.latency_us + bytes as f64 / self.bytes_per_us)
     }
 
     /// Latency plus bytes over bandwidth fitted to measured copies (bytes, microseconds)
@@ -650,6 +776,7 @@ impl Link {
         (slope > 0.0).then(|| Link {
             latency_us: ((st - slope * sx) / s).max(0.0),
             bytes_per_us: 1.0 / slope,
+            knots: Knots::new(samples),
         })
     }
 }
@@ -929,6 +1056,12 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         "cpu-2t-intel-r-xeon-r-processor.toml",
         include_str!("../tables/cpu-2t-intel-r-xeon-r-processor.toml"),
     ),
+    // An H100 (SXM, 132 SMs) machine's GPU, every operation on data on the device:
+    // docs/results/h100/2026-12-06-full-tune (its CPU's table drifted: not shipped).
+    (
+        "cuda-132sm-nvidia-h100-80gb-hbm3.toml",
+        include_str!("../tables/cuda-132sm-nvidia-h100-80gb-hbm3.toml"),
+    ),
 ];
 
 /// The table the planner uses in this process, found on first use and kept:
@@ -1191,6 +1324,21 @@ mod tests {
         }
         let extra = text.replace("[transfer]\n", "[transfer]\npageable = 1\n");
         assert!(Table::parse(&extra).is_err());
+        // The copies measured, where kept, read back too; a damaged list is an error.
+        let mut kept = gpu.clone();
+        let tr = kept.transfer.as_mut().unwrap();
+        tr.staged.to_device.knots = Knots::new(&[(4096, 10.15), (1 << 22, 783.822)]);
+        tr.registered.to_host.knots = Knots::new(&[(4096, 8.5), (1 << 20, 28.5)]);
+        let text = kept.to_text();
+        assert!(
+            text.contains("staged_to_device_copies = \"4096:10.150 4194304:783.822\"\n"),
+            "{text}"
+        );
+        assert_eq!(Table::parse(&text).unwrap(), kept);
+        for bad in ["4096:10 x", "4096", "4096:-1", "0:5"] {
+            let damaged = text.replace("4096:10.150 4194304:783.822", bad);
+            assert!(Table::parse(&damaged).is_err(), "{bad}");
+        }
         assert!(gpu.device.file_stem() == "cuda-132sm-nvidia-h200");
         assert_eq!(
             DeviceKey::Cpu {
@@ -1228,6 +1376,52 @@ mod tests {
         assert!(Link::fit(&[(4096, 5.0)]).is_none());
         assert!(Link::fit(&[(4096, 5.0), (1 << 20, 5.0), (1 << 24, 4.0)]).is_none());
         assert!(Link::fit(&[]).is_none());
+    }
+
+    /// A link with its copies kept costs what they took between them, not the line: the
+    /// staged copies an H100 machine measured (2026-12-06) lay 2.6 times over their line
+    /// at 4 MiB.
+    #[test]
+    fn a_link_interpolates_the_copies_it_keeps() {
+        let copies = [
+            (4096, 10.15),
+            (65536, 15.71),
+            (1 << 20, 104.58),
+            (1 << 22, 783.82),
+            (1 << 24, 2651.37),
+            (1 << 26, 4727.81),
+            (1 << 28, 12821.86),
+        ];
+        let l = Link::fit(&copies).unwrap();
+        for (b, t) in copies {
+            assert!(
+                (l.us(b) / t - 1.0).abs() < 1e-9,
+                "{b}: {} against {t}",
+                l.us(b)
+            );
+        }
+        assert!(l.us(1 << 22) > 2.0 * Link::line(l.latency_us, l.bytes_per_us).us(1 << 22));
+        // Between two copies, log-log: halfway in ln bytes is the geometric mean.
+        let mid = l.us(1 << 23);
+        assert!(
+            (mid / (783.82f64 * 2651.37).sqrt() - 1.0).abs() < 1e-9,
+            "{mid}"
+        );
+        // Below the smallest its time; beyond the largest its bandwidth.
+        assert_eq!(l.us(10), 10.15);
+        assert!((l.us(1 << 29) / (2.0 * 12821.86) - 1.0).abs() < 1e-9);
+        // A smaller copy timed slower than a larger one: the larger costs no less.
+        let k = Knots::new(&[(4096, 11.7), (16384, 9.0), (65536, 10.0)]);
+        assert_eq!(
+            k.points(),
+            &[(4096.0, 11.7), (16384.0, 11.7), (65536.0, 11.7)]
+        );
+        // One copy is no curve: the line decides.
+        let one = Link {
+            knots: Knots::new(&[(4096, 50.0)]),
+            ..Link::line(10.0, 1e3)
+        };
+        assert_eq!(one.us(1000), 11.0);
     }
 
     #[test]
