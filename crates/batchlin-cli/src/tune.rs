@@ -262,17 +262,17 @@ fn pilot<T: Real>(
     Ok(t.ms * 1e3)
 }
 
-/// Timed calls a CPU kernel gets at a shape from its pilot time: about 20 ms of calls, at
-/// least 3 (2 from 10 ms; from 100 ms the pilot alone, `pilot_suffices`) and at most
-/// 2000; and in how many rounds, taken in turn with the other contenders so that the
-/// machine's slow moments fall on all of them alike. Calls of a few microseconds need
-/// the many samples: with 30 (2026-12-04's table) some rows were bimodal (median 24 us,
-/// 25th percentile 11) and the held-out worst case was noise. Calls of 10-100 ms were
-/// 715 of the 2-core machine's 3950 QR rows and 44% of their time (the full tune of
-/// 2026-12-06), at six calls a kernel: now a pilot and two.
+/// Timed calls a CPU kernel gets at a shape from its pilot time: about `HOST_SAMPLE_US`
+/// of calls, at least 3 (2 from 10 ms; from 100 ms the pilot alone, `pilot_suffices`)
+/// and at most 2000; and in how many rounds, taken in turn with the other contenders so
+/// that the machine's slow moments fall on all of them alike. Calls of a few
+/// microseconds need the many samples: with 30 (2026-12-04's table) some rows were
+/// bimodal (median 24 us, 25th percentile 11) and the held-out worst case was noise.
+/// Calls of 10-100 ms were 715 of the 2-core machine's 3950 QR rows and 44% of their
+/// time (the full tune of 2026-12-06), at six calls a kernel: now a pilot and two.
 fn sampling(us: f64) -> (usize, usize) {
     let least = if us >= 1e4 { 2 } else { 3 };
-    let reps = ((20e3 / us.max(0.01)) as usize).clamp(least, 2000);
+    let reps = ((HOST_SAMPLE_US / us.max(0.01)) as usize).clamp(least, 2000);
     let rounds = if us < 1e3 {
         5
     } else if us < 1e4 {
@@ -282,6 +282,11 @@ fn sampling(us: f64) -> (usize, usize) {
     };
     (reps, rounds)
 }
+
+/// Microseconds of timed calls a CPU kernel gets at a shape (`sampling`). At 20 ms, the
+/// CPU's kernels took 599 s of an H100 machine's full tune (2026-12-06), 304 s of it in
+/// 6444 rows of two kernels' 20 ms each, and the grid did not fit the 20 minutes.
+const HOST_SAMPLE_US: f64 = 10e3;
 
 /// A CPU call this long is its own sample: its pilot, timed from the first call
 /// (`timing::time_host`), is the point. In the tunes of 2026-12-06 about 70% of the CPU's
@@ -402,10 +407,10 @@ fn verdict(k: &Kernel, p: &Problem, points: &[Point], best_us: f64, probe: bool)
     }
 }
 
-/// The median of the values.
+/// The median of the values, of an even count the lower middle (as `timing`'s).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    v[(v.len() - 1) / 2]
 }
 
 /// Inputs for timing `s`: two copies where small (calls alternate between them).
@@ -1747,7 +1752,9 @@ mod tests {
         assert!(pilot_suffices(4e3, 1e3, Data::Gpu));
         assert!(!pilot_suffices(900.0, 100.0, Data::Gpu));
         assert_eq!(sampling(20e3), (2, 1));
-        assert_eq!(sampling(5e3), (4, 3));
+        assert_eq!(sampling(5e3), (3, 3));
+        assert_eq!(sampling(2e3), (5, 3));
+        assert_eq!(sampling(1.0), (2000, 5));
     }
 
     #[test]
