@@ -1586,7 +1586,8 @@ fn report(
             let _ = writeln!(
                 r,
                 "\nCopies (latency + bytes / bandwidth, fitted on 4 KiB to 256 MiB; \
-                 copies.csv has each size's time beside the fit's):\n\n| path | to the GPU | back |\n|---|---|---|"
+                 the planner prices a copy by the sizes' own times, interpolated: \
+                 copies.csv has each beside the fit's):\n\n| path | to the GPU | back |\n|---|---|---|"
             );
             let link =
                 |l: Link| format!("{:.1} us + {:.1} GB/s", l.latency_us, l.bytes_per_us / 1e3);

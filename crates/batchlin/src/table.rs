@@ -495,7 +495,7 @@ impl Table {
             for (k, knots) in KNOT_KEYS.iter().zip(t.knots_mut()) {
                 if let Some(text) = get(&transfer, k) {
                     *knots = text.str().and_then(Knots::parse).ok_or_else(|| {
-                        missing(&format!("[transfer] {k} (\"bytes:us ...\", sizes rising)"))
+                        missing(&format!("[transfer] {k} (\"bytes:us ...\", both positive)"))
                     })?;
                 }
             }
@@ -723,7 +723,7 @@ impl Knots {
         self.points().iter().map(pair).collect::<Vec<_>>().join(" ")
     }
 
-    /// Read back from `to_text`'s form; None where it is not that.
+    /// Read back from `text`'s form; None where it is not that.
     fn parse(text: &str) -> Option<Knots> {
         let mut v = vec![];
         for pair in text.split_whitespace() {
