@@ -351,16 +351,20 @@ fn floor(k: &Kernel, p: &Problem, points: &[Point]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// What kernel `k` is expected to take at `p` from its points so far (0 where nothing is
-/// known): its time at a smaller batch scaled to `p`'s, or its `floor` where that is more.
-/// Kernels are timed in this order, so that the fastest sets the bar the others' verdicts
-/// read: ordered by the projection alone, every kernel of a single matrix came first
-/// (nothing to project from), and an H100 tune (2026-12-06) timed `jacobi`'s full SVD of
-/// 1x2048x64 for 4.8 s, its time at 1x1440x45 (1.7 s) unread, before cuSOLVER's 2.6 ms.
-fn expected(k: &Kernel, p: &Problem, points: &[Point]) -> f64 {
-    let projected =
-        nearest_smaller(k, p, points).map_or(0.0, |(b, us)| us * p.batch as f64 / b as f64);
-    projected.max(floor(k, p, points))
+/// What kernel `k` is expected to take at `p` from its points so far (None where nothing
+/// is known): its time at a smaller batch scaled to `p`'s, or its `floor` where that is
+/// more. Kernels are timed in this order, those with nothing known last, so that the
+/// fastest sets the bar the others' verdicts read: ordered by the projection alone, every
+/// kernel of a single matrix came first (nothing to project from), and an H100 tune
+/// (2026-12-06) timed `jacobi`'s full SVD of 1x2048x64 for 4.8 s, its time at 1x1440x45
+/// (1.7 s) unread, before cuSOLVER's 2.6 ms.
+fn expected(k: &Kernel, p: &Problem, points: &[Point]) -> Option<f64> {
+    let projected = nearest_smaller(k, p, points).map(|(b, us)| us * p.batch as f64 / b as f64);
+    let floor = Some(floor(k, p, points)).filter(|&f| f > 0.0);
+    match (projected, floor) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The kernel's time at the largest smaller batch of the same m x n in `points` (batch,
@@ -384,10 +388,19 @@ fn nearest_smaller(k: &Kernel, p: &Problem, points: &[Point]) -> Option<(usize, 
 /// variants and types: the 1x128x128 point (5.6 ms) did not show it; a probe of 10
 /// matrices (56 ms) does. A kernel that scales worse than linearly at small batches (a
 /// block a matrix on a GPU still filling) is projected too high: it is probed, never
-/// left out by the projection alone.
+/// left out by the projection alone. One with no time at any shape within `p`, where
+/// another kernel set the bar, is probed on 1/`PROBE_SPLIT` of a batch of 64 or more:
+/// the finest level's shapes near a crossover go first (`contested`), before the smaller
+/// batches of their size, and an H100 tune (2026-12-06) so ran cuSOLVER's SVD of 4096
+/// 64x8 float64 matrices for 1.9 s, unprobed, against `jacobi`'s 0.37 ms.
 fn verdict(k: &Kernel, p: &Problem, points: &[Point], best_us: f64, probe: bool) -> Verdict {
-    if floor(k, p, points) > HOPELESS * best_us {
+    let floor = floor(k, p, points);
+    if floor > HOPELESS * best_us {
         return Verdict::Skip;
+    }
+    let unknown = floor == 0.0 && best_us.is_finite() && p.batch >= 4 * PROBE_SPLIT;
+    if probe && unknown {
+        return Verdict::Probe(p.batch / PROBE_SPLIT);
     }
     let Some((b, us)) = nearest_smaller(k, p, points).filter(|_| probe) else {
         return Verdict::Time;
@@ -476,12 +489,15 @@ fn shape_points<T: Real>(
         .collect();
     let mut order: Vec<(f64, &'static Kernel)> = kernels
         .iter()
-        .map(|&k| (expected(k, &p, &history), k))
+        .map(|&k| (expected(k, &p, &history).unwrap_or(f64::INFINITY), k))
         .collect();
     order.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (_, k) in order {
         let best = ok.iter().map(|(_, us)| *us).fold(bar_us, f64::min);
-        let left_out = match verdict(k, &p, &history, best, data == Data::Gpu) {
+        // Probes on a GPU only, and only where there is a history: the held-out check
+        // passes none, and times every kernel a routing may pick.
+        let probe = data == Data::Gpu && !history.is_empty();
+        let left_out = match verdict(k, &p, &history, best, probe) {
             Verdict::Time => false,
             Verdict::Skip => true,
             Verdict::Probe(part) => {
@@ -1776,9 +1792,13 @@ mod tests {
         let p = |batch: usize| Problem::new(Variant::QrReduced, DType::F32, batch, 8, 8);
         use Verdict::{Probe, Skip, Time};
         let cases = [
-            // No time at a smaller batch: timed.
-            (256, vec![], 1.0, Time),
-            (256, vec![pt(256, 1e6)], 1.0, Time),
+            // No time within this shape, and no bar: timed.
+            (256, vec![], f64::INFINITY, Time),
+            (256, vec![pt(256, 1e6)], f64::INFINITY, Time),
+            // With a bar, probed on a sixteenth from a batch of 64.
+            (256, vec![], 1.0, Probe(16)),
+            (256, vec![pt(256, 1e6)], 1.0, Probe(16)),
+            (63, vec![], 1.0, Time),
             // Slower at a smaller batch than ten times the fastest here: left out.
             (256, vec![pt(1, 30.0)], 2.5, Skip),
             // Hopeless only scaled linearly from far below (cuSOLVER's SVD loop at 1 and
@@ -1806,14 +1826,22 @@ mod tests {
         // from, but a smaller shape's time is a floor.
         let mut smaller = pt(1, 1.7e6);
         (smaller.m, smaller.n) = (4, 8);
-        assert_eq!(expected(k, &p(1), &[smaller.clone()]), 1.7e6);
-        assert_eq!(expected(k, &p(1), &[]), 0.0);
-        assert_eq!(expected(k, &p(64), &[pt(16, 10.0), smaller]), 1.7e6);
-        assert_eq!(expected(k, &p(64), &[pt(16, 10.0), pt(1, 30.0)]), 40.0);
-        // Another variant, type or size says nothing.
+        assert_eq!(expected(k, &p(1), &[smaller.clone()]), Some(1.7e6));
+        assert_eq!(expected(k, &p(1), &[]), None);
+        assert_eq!(expected(k, &p(64), &[pt(16, 10.0), smaller]), Some(1.7e6));
+        assert_eq!(
+            expected(k, &p(64), &[pt(16, 10.0), pt(1, 30.0)]),
+            Some(40.0)
+        );
+        // Another variant, type or size says nothing: probed as with nothing known; not
+        // on the CPU (no probes there).
         let mut other = pt(1, 1e6);
         other.m = 16;
-        assert_eq!(verdict(k, &p(256), &[other], 1.0, true), Verdict::Time);
+        assert_eq!(
+            verdict(k, &p(256), std::slice::from_ref(&other), 1.0, true),
+            Verdict::Probe(16)
+        );
+        assert_eq!(verdict(k, &p(256), &[other], 1.0, false), Verdict::Time);
         // About 2 ms of GPU calls, 3 to 50 of them.
         assert_eq!(gpu_reps(10.0), 50);
         assert_eq!(gpu_reps(100.0), 20);
