@@ -420,12 +420,6 @@ fn verdict(k: &Kernel, p: &Problem, points: &[Point], best_us: f64, probe: bool)
     }
 }
 
-/// The median of the values, of an even count the lower middle (as `timing`'s).
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[(v.len() - 1) / 2]
-}
-
 /// Inputs for timing `s`: two copies where small (calls alternate between them).
 fn inputs_for<T: Real>(s: &Shape, rng: &mut StdRng) -> Vec<batchlin::Tensor<T>> {
     let copies = if s.batch * s.m * s.n < (1 << 16) {
@@ -492,11 +486,11 @@ fn shape_points<T: Real>(
         .map(|&k| (expected(k, &p, &history).unwrap_or(f64::INFINITY), k))
         .collect();
     order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Probes on a GPU only, and only where there is a history: the held-out check passes
+    // none, and times every kernel a routing may pick.
+    let probe = data == Data::Gpu && !history.is_empty();
     for (_, k) in order {
         let best = ok.iter().map(|(_, us)| *us).fold(bar_us, f64::min);
-        // Probes on a GPU only, and only where there is a history: the held-out check
-        // passes none, and times every kernel a routing may pick.
-        let probe = data == Data::Gpu && !history.is_empty();
         let left_out = match verdict(k, &p, &history, best, probe) {
             Verdict::Time => false,
             Verdict::Skip => true,
@@ -563,7 +557,7 @@ fn shape_points<T: Real>(
         }
     }
     // A table holds positive times: a GPU call timed at 0 counts a nanosecond.
-    let us = |v: Vec<f64>| median(v).max(1e-3);
+    let us = |v: Vec<f64>| timing::median(v).max(1e-3);
     let pts = ok
         .iter()
         .zip(rounds)

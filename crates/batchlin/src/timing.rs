@@ -51,20 +51,24 @@ fn output_shapes(p: &Problem) -> Result<Vec<(Vec<usize>, bool)>> {
 }
 
 /// The samples' median, minimum, maximum, 25th and 75th percentiles (the nearest sample).
-/// Of an even count the median is the lower middle sample: other work only lengthens a
-/// call, and of two readings (a `tune` call of 10-100 ms) the upper was the slower one,
-/// one burst deciding: a 2-core tune (2026-12-06) read QR R of 6x3232x130 float32 on
-/// `cpu-small` at 23.9 ms where another had read 13.4.
 fn spread(mut t: Vec<f64>) -> [f64; 5] {
     t.sort_by(|a, b| a.total_cmp(b));
     let at = |q: f64| t[((t.len() - 1) as f64 * q).round() as usize];
-    [
-        t[(t.len() - 1) / 2],
-        t[0],
-        t[t.len() - 1],
-        at(0.25),
-        at(0.75),
-    ]
+    [middle(&t), t[0], t[t.len() - 1], at(0.25), at(0.75)]
+}
+
+/// The median of the samples (`middle`).
+pub fn median(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    middle(&t)
+}
+
+/// The middle of sorted samples, of an even count the lower one: other work only
+/// lengthens a call, and of two readings (a `tune` call of 10-100 ms) the upper was the
+/// slower one, one burst deciding: a 2-core tune (2026-12-06) read QR R of 6x3232x130
+/// float32 on `cpu-small` at 23.9 ms where another had read 13.4.
+fn middle(sorted: &[f64]) -> f64 {
+    sorted[(sorted.len() - 1) / 2]
 }
 
 /// The runs of consecutive values in `v`: (where each starts in `v`, its length).
@@ -433,7 +437,7 @@ pub fn time_copies(
 
 #[cfg(test)]
 mod tests {
-    use super::{consecutive_runs, spread};
+    use super::{consecutive_runs, median, spread};
 
     #[test]
     fn the_median_of_an_even_count_is_the_lower_middle() {
@@ -441,6 +445,7 @@ mod tests {
         assert_eq!(spread(vec![3.0, 1.0, 2.0])[0], 2.0);
         assert_eq!(spread(vec![4.0, 1.0, 3.0, 2.0]), [2.0, 1.0, 4.0, 2.0, 3.0]);
         assert_eq!(spread(vec![5.0]), [5.0; 5]);
+        assert_eq!(median(vec![34.4, 13.4]), 13.4);
     }
 
     #[test]
