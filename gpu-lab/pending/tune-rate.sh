@@ -7,6 +7,7 @@
 # 15): copy the tune.tar.gz a call brought back into .gpu-pack/ and the next call goes on
 # from it (`tune --resume`) on the same kind of machine (the reply's `device`); set
 # GPU_TUNE_ROUTING=0 for every call but the last (it runs the NumPy routing then).
+# BUDGET 0: no tune, the NumPy routing alone by the tables in .gpu-pack/tune.tar.gz.
 mkdir -p .gpu && tar xJf .gpu-pack/bundle.tar.xz -C .gpu && cp .gpu-pack/*.whl .gpu/
 [ -f .gpu-pack/tune.tar.gz ] && tar xzf .gpu-pack/tune.tar.gz -C .gpu
 scripts/gpu-tune "$1" "${2:-6m}" > /dev/null 2>&1

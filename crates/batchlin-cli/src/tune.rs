@@ -367,13 +367,27 @@ fn expected(k: &Kernel, p: &Problem, points: &[Point]) -> Option<f64> {
     }
 }
 
-/// The kernel's time at the largest smaller batch of the same m x n in `points` (batch,
-/// us), the start of its projection to `p`'s batch.
+/// The start of kernel `k`'s projection to `p`'s batch (batch, us): its time at the
+/// largest smaller batch of the same m x n in `points`, else at the smaller batch of a
+/// smaller shape (no more rows nor columns) with the most time a matrix. From a smaller
+/// shape the projection is low a matrix and high where a kernel still fills the GPU: it
+/// only decides a probe. With the same m x n alone, an H100 tune (2026-12-06) ran
+/// cuSOLVER's SVD loop on 65536 2x4 matrices for 23 s, ten times over (four variants and
+/// two types each way), its 586 us at 1x2x2 unread: its smaller batches of 2x4 had no
+/// time, as a probe had left them out.
 fn nearest_smaller(k: &Kernel, p: &Problem, points: &[Point]) -> Option<(usize, f64)> {
-    own(k, p, points)
-        .filter(|q| q.m == p.m && q.n == p.n && q.batch < p.batch)
-        .max_by_key(|q| q.batch)
-        .map(|q| (q.batch, q.median_us))
+    let smaller = || own(k, p, points).filter(|q| q.batch < p.batch);
+    let same = smaller()
+        .filter(|q| q.m == p.m && q.n == p.n)
+        .max_by_key(|q| q.batch);
+    let within = || {
+        smaller()
+            .filter(|q| q.m <= p.m && q.n <= p.n)
+            .max_by(|a, b| {
+                (a.median_us / a.batch as f64).total_cmp(&(b.median_us / b.batch as f64))
+            })
+    };
+    same.or_else(within).map(|q| (q.batch, q.median_us))
 }
 
 /// Whether kernel `k` must be timed at `p`, where the fastest pilot so far (or the bar)
@@ -440,24 +454,48 @@ const LONE_PILOT_US: f64 = 1e3;
 /// A lone pilot shorter than this is read twice (`shape_points`).
 const SECOND_LOOK_US: f64 = 1e4;
 
+/// What a shape's kernels are measured against (`shape_points`).
+#[derive(Clone, Copy)]
+struct Against<'a> {
+    /// The time to beat before any kernel here runs, us: the GPU with the copies for the
+    /// CPU's kernels, a routing's pick for the held-out check's other kernels.
+    bar_us: f64,
+    /// The device's points so far: `verdict` reads those within the shape.
+    history: &'a [Point],
+    /// Whether a kernel `verdict` finds hopeless is probed first on part of the batch.
+    probe: bool,
+}
+
+impl Against<'_> {
+    /// Nothing to beat, nothing known, nothing probed: every kernel timed.
+    const NOTHING: Against<'static> = Against {
+        bar_us: f64::INFINITY,
+        history: &[],
+        probe: false,
+    };
+}
+
 /// `kernels` (of `variant`) at one shape on `inputs`, the data where `data` says:
 /// the points measured and the kernels that failed their check. Each kernel's first call
-/// is checked; one three times slower than the best, or than `bar_us` (the GPU with the
-/// copies, for the CPU's kernels), keeps that one sample where the sample is long, as
-/// does a long CPU call (`pilot_suffices`); the others are
-/// timed in rounds taken in turn (`sampling`), their median, 25th and 75th percentiles
-/// the medians of the rounds'. A GPU's timings (CUDA events) take one round. Kernels go
-/// in the order of their `expected` times, and those hopeless by the fastest so far
-/// (`verdict`, on the device's points so far, `history`) are left out.
+/// is checked; one three times slower than the best, or than the bar (`Against`), keeps
+/// that one sample where the sample is long, as does a long CPU call (`pilot_suffices`);
+/// the others are timed in rounds taken in turn (`sampling`), their median, 25th and
+/// 75th percentiles the medians of the rounds'. A GPU's timings (CUDA events) take one
+/// round. Kernels go in the order of their `expected` times, and those hopeless by the
+/// fastest so far (`verdict`, on the device's points so far) are left out.
 fn shape_points<T: Real>(
     s: &Shape,
     variant: Variant,
     kernels: &[&'static Kernel],
     data: Data,
     inputs: &[batchlin::Tensor<T>],
-    bar_us: f64,
-    history: &[Point],
+    against: Against,
 ) -> (Vec<Point>, Vec<String>) {
+    let Against {
+        bar_us,
+        history,
+        probe,
+    } = against;
     if kernels.is_empty() {
         return (vec![], vec![]);
     }
@@ -486,9 +524,6 @@ fn shape_points<T: Real>(
         .map(|&k| (expected(k, &p, &history).unwrap_or(f64::INFINITY), k))
         .collect();
     order.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // Probes on a GPU only, and only where there is a history: the held-out check passes
-    // none, and times every kernel a routing may pick.
-    let probe = data == Data::Gpu && !history.is_empty();
     for (_, k) in order {
         let best = ok.iter().map(|(_, us)| *us).fold(bar_us, f64::min);
         let left_out = match verdict(k, &p, &history, best, probe) {
@@ -497,8 +532,14 @@ fn shape_points<T: Real>(
             Verdict::Probe(part) => {
                 let q = Problem::new(variant, T::DTYPE, part, s.m, s.n);
                 let opts = Options::with_kernel(k.backend, k.name);
+                // Host data: the batch's leading matrices (a GPU's inputs serve any part).
+                let head: Vec<&[T]> = refs.iter().map(|r| &r[..part * s.m * s.n]).collect();
+                let part_on = match on {
+                    On::Host(_) => On::Host(&head),
+                    On::Gpu(d) => On::Gpu(d),
+                };
                 // A failed probe says nothing: the pilot runs (and reports).
-                time_on(&q, &opts, &on, 1, WarmUp::Busy, &[])
+                time_on(&q, &opts, &part_on, 1, WarmUp::Busy, &[])
                     .is_ok_and(|t| t.ms * 1e3 > HOPELESS * best)
             }
         };
@@ -838,7 +879,21 @@ fn regret<T: Real>(
                 || !(us > HOPELESS * best && us > GPU_CALL_CAP_US)
         }));
     }
-    let (pts, _) = shape_points(s, v, &kernels, data, inputs, f64::INFINITY, &[]);
+    // The routings' picks timed first, in full; the others only to find a faster one, so
+    // probed against the picks' best: in two calls of an H100 tune (2026-12-06) one
+    // held-out shape ran past the budget's end by over 45 s, every kernel timed.
+    let picked = |k: &&'static Kernel| plans.iter().any(|(_, plan)| std::ptr::eq(plan.kernel, *k));
+    let (picks, others): (Vec<_>, Vec<_>) = kernels.into_iter().partition(picked);
+    let (mut pts, _) = shape_points(s, v, &picks, data, inputs, Against::NOTHING);
+    let against = Against {
+        bar_us: pts
+            .iter()
+            .map(|p| p.median_us)
+            .fold(f64::INFINITY, f64::min),
+        history: &[],
+        probe: true,
+    };
+    pts.extend(shape_points(s, v, &others, data, inputs, against).0);
     let best = pts.iter().map(|p| p.median_us).min_by(f64::total_cmp)?;
     // A routing whose pick failed its check is left out at this shape.
     let mut picks = vec![];
@@ -949,22 +1004,24 @@ fn grid_points(
         let made = t.elapsed().as_secs_f64();
         let on_gpu = gpu.map_or((vec![], vec![]), |caps| {
             let ks = kernels_for(&p, Some(caps));
-            shape_points(s, v, &ks, Data::Gpu, &inputs, f64::INFINITY, gpu_points)
+            let against = Against {
+                bar_us: f64::INFINITY,
+                history: gpu_points,
+                probe: true,
+            };
+            shape_points(s, v, &ks, Data::Gpu, &inputs, against)
         });
         let gpu_done = t.elapsed().as_secs_f64();
         let bar_us = match (link, on_gpu.0.iter().map(|q| q.median_us).reduce(f64::min)) {
             (Some(l), Some(us)) => cost_us(us, Some(host_copies(&p)), l),
             _ => f64::INFINITY,
         };
-        let cpu = shape_points(
-            s,
-            v,
-            &kernels_for(&p, None),
-            Data::Host,
-            &inputs,
+        let against = Against {
             bar_us,
-            cpu_points,
-        );
+            history: cpu_points,
+            probe: false,
+        };
+        let cpu = shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs, against);
         let all = t.elapsed().as_secs_f64();
         ([cpu, on_gpu], [made, all - gpu_done, gpu_done - made])
     }
@@ -1743,13 +1800,17 @@ mod tests {
         let inputs = inputs_for::<f64>(&s, &mut StdRng::seed_from_u64(7));
         let ks = kernels_for(&Problem::new(v, DType::F64, s.batch, s.m, s.n), None);
         let one_reading = |p: &Point| p.p25_us == p.median_us && p.p75_us == p.median_us;
-        let (pts, bad) = shape_points(&s, v, &ks, Data::Host, &inputs, 1.0, &[]);
+        let bar = Against {
+            bar_us: 1.0,
+            ..Against::NOTHING
+        };
+        let (pts, bad) = shape_points(&s, v, &ks, Data::Host, &inputs, bar);
         assert!(bad.is_empty(), "{bad:?}");
         assert_eq!(pts.len(), ks.len());
         for p in pts.iter().filter(|p| p.median_us >= LONE_PILOT_US) {
             assert!(one_reading(p), "{p:?}");
         }
-        let (pts, _) = shape_points(&s, v, &ks, Data::Host, &inputs, f64::INFINITY, &[]);
+        let (pts, _) = shape_points(&s, v, &ks, Data::Host, &inputs, Against::NOTHING);
         let best = pts
             .iter()
             .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
@@ -1768,6 +1829,35 @@ mod tests {
         assert_eq!(sampling(1.0), (2000, 5));
     }
 
+    /// The held-out check's kernels that no routing picks are probed against the picks'
+    /// best, on host data on the batch's leading matrices: hopeless ones are left out, and
+    /// without the probe they are timed.
+    #[test]
+    fn a_probe_on_host_data_leaves_out_what_cannot_win() {
+        let s = Shape {
+            op: Op::Qr,
+            batch: 256,
+            m: 16,
+            n: 16,
+        };
+        let v = Variant::QrReduced;
+        let inputs = inputs_for::<f32>(&s, &mut StdRng::seed_from_u64(3));
+        let ks = kernels_for(&Problem::new(v, DType::F32, s.batch, s.m, s.n), None);
+        let hopeless = Against {
+            bar_us: 1e-3,
+            history: &[],
+            probe: true,
+        };
+        let (pts, bad) = shape_points(&s, v, &ks, Data::Host, &inputs, hopeless);
+        assert!(pts.is_empty() && bad.is_empty(), "{pts:?} {bad:?}");
+        let unprobed = Against {
+            probe: false,
+            ..hopeless
+        };
+        let (pts, bad) = shape_points(&s, v, &ks, Data::Host, &inputs, unprobed);
+        assert_eq!((pts.len(), bad.len()), (ks.len(), 0), "{bad:?}");
+    }
+
     #[test]
     fn a_gpu_kernel_hopeless_by_a_smaller_batch_is_left_out_or_probed() {
         let k = &KERNELS[0];
@@ -1782,6 +1872,11 @@ mod tests {
             median_us: us,
             p25_us: us,
             p75_us: us,
+        };
+        let at = |batch: usize, m: usize, n: usize, us: f64| Point {
+            m,
+            n,
+            ..pt(batch, us)
         };
         let p = |batch: usize| Problem::new(Variant::QrReduced, DType::F32, batch, 8, 8);
         use Verdict::{Probe, Skip, Time};
@@ -1811,6 +1906,19 @@ mod tests {
             // Not hopeless even scaled: timed. The nearest smaller batch decides.
             (256, vec![pt(1, 50.0)], 2.6e3, Time),
             (65536, vec![pt(1, 5.6e3), pt(4096, 100.0)], 2.6e3, Time),
+            // No smaller batch of this size: the smaller size's time a matrix is
+            // projected (cuSOLVER's SVD at 65536 2x4 from 586 us at 1x2x2, against
+            // `warp`'s 197 us): probed on the 7 matrices that would take 20 times that.
+            (65536, vec![at(1, 2, 2, 586.0)], 197.0, Probe(7)),
+            // The most time a matrix of the smaller shapes' wins.
+            (
+                65536,
+                vec![at(16, 4, 4, 160.0), at(1, 4, 8, 586.0)],
+                197.0,
+                Probe(7),
+            ),
+            // A larger size says nothing: probed as with nothing known.
+            (256, vec![at(1, 16, 8, 1e6)], 1.0, Probe(16)),
         ];
         for (batch, pts, best, want) in cases {
             let got = verdict(k, &p(batch), &pts, best, true);
