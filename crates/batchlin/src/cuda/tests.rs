@@ -1426,6 +1426,133 @@ fn sanitize_every_kernel() {
     run::<f64>(&wanted, small);
 }
 
+/// Every CUDA kernel writes every element of its outputs and every info word, on data
+/// on the device: torch, CuPy and JAX hand their outputs over as they come from their
+/// allocators, so a kernel that leaves an element (R's lower triangle, the padding of
+/// full factors) or reads one before writing it returns garbage. Each kernel, forced,
+/// runs every variant it takes on outputs filled with NaN and info words of all ones;
+/// none may survive. The CPU's counterpart is tests/outputs.rs.
+#[test]
+fn every_kernel_writes_every_device_output() {
+    let Some(be) = backend() else { return };
+    fn run<T: Real>(be: &'static CudaDevice) -> usize {
+        let es = std::mem::size_of::<T>();
+        let bytes = |x: &[T]| unsafe {
+            std::slice::from_raw_parts(x.as_ptr() as *const u8, std::mem::size_of_val(x))
+        };
+        let shapes = [
+            (3, 1, 1),
+            (3, 5, 5),
+            (5, 13, 13),
+            (3, 32, 32),
+            (3, 33, 33),
+            (2, 40, 20),
+            (2, 20, 40),
+            (2, 65, 64),
+            (2, 130, 60),
+            (2, 160, 20),
+            (1, 200, 200),
+            (1, 600, 32),
+            (70, 8, 8),
+        ];
+        let mut rng = Rng(5);
+        let mut ran = 0;
+        for (batch, m, n) in shapes {
+            let a: Vec<T> = (0..batch * m * n)
+                .map(|_| T::from_f64(rng.normal()))
+                .collect();
+            for v in Variant::ALL {
+                if matches!(v, Variant::Eigh | Variant::Eigvalsh) && m != n {
+                    continue;
+                }
+                let op = v.operation();
+                let slots = crate::entry::slots(op, &[batch], m, n).unwrap();
+                let shapes: Vec<Vec<usize>> =
+                    slots.iter().filter_map(|s| s.shape.clone()).collect();
+                for k in registry::kernels(v.op(), Backend::Cuda) {
+                    let _ctx = be.dev.enter().unwrap();
+                    let da = DeviceBuffer::new(a.len() * es).unwrap();
+                    da.upload(bytes(&a)).unwrap();
+                    let outs: Vec<(DeviceBuffer, usize)> = shapes
+                        .iter()
+                        .map(|sh| {
+                            let len: usize = sh.iter().product();
+                            let d = DeviceBuffer::new(len.max(1) * es).unwrap();
+                            d.upload(bytes(&vec![T::from_f64(f64::NAN); len])).unwrap();
+                            (d, len)
+                        })
+                        .collect();
+                    let di = DeviceBuffer::new(batch * 4).unwrap();
+                    di.upload(&vec![0xff; batch * 4]).unwrap();
+                    let stream = OwnedStream::new().unwrap();
+                    // SAFETY: device buffers of device 0 sized for the views, on a stream
+                    // of its context, synchronised below before they are read or freed.
+                    let res = unsafe {
+                        let views = shapes
+                            .iter()
+                            .zip(&outs)
+                            .map(|(sh, (d, _))| {
+                                let st = crate::view::contiguous_strides(sh)?;
+                                BatchMut::from_device(d.ptr as *mut T, 0, sh, &st)
+                            })
+                            .collect::<Result<Vec<_>>>()
+                            .unwrap();
+                        let req = Request {
+                            operation: op,
+                            a: BatchRef::from_device(
+                                da.ptr as *const T,
+                                0,
+                                &[batch, m, n],
+                                &[(m * n) as isize, n as isize, 1],
+                            )
+                            .unwrap(),
+                            out: crate::entry::assemble(op, views).unwrap(),
+                            info: Some(InfoOut::Device(
+                                DeviceWords::new(di.ptr as *mut u32, 0, batch).unwrap(),
+                            )),
+                            place: Place::Cuda {
+                                ordinal: 0,
+                                stream: Stream::from_raw(stream.0 as *mut c_void),
+                            },
+                        };
+                        crate::run(req, &Options::with_kernel(Backend::Cuda, k.name))
+                    };
+                    let tag = format!("{} {} {:?} {batch}x{m}x{n}", k.name, v.name(), T::DTYPE);
+                    match res {
+                        Err(Error::Argument(_)) => continue,
+                        r => r.unwrap_or_else(|e| panic!("{tag}: {e}")),
+                    }
+                    stream.sync().unwrap();
+                    let mut info = vec![0u8; batch * 4];
+                    di.download(&mut info).unwrap();
+                    for (b, w) in info.chunks(4).enumerate() {
+                        let w = u32::from_ne_bytes(w.try_into().unwrap());
+                        assert!(
+                            w & (Info::NONFINITE | Info::NOT_CONVERGED) == 0,
+                            "{tag}: info word {b} {w:#x} (all ones before the call)"
+                        );
+                    }
+                    for (i, (d, len)) in outs.iter().enumerate() {
+                        let mut out = vec![T::ZERO; *len];
+                        let out_bytes = unsafe {
+                            std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, len * es)
+                        };
+                        d.download(out_bytes).unwrap();
+                        if let Some(j) = out.iter().position(|x| x.to_f64().is_nan()) {
+                            panic!("{tag}: output {i} element {j} unwritten (NaN left)");
+                        }
+                    }
+                    ran += 1;
+                }
+            }
+        }
+        ran
+    }
+    let ran = run::<f32>(be) + run::<f64>(be);
+    println!("{ran} kernel, variant and shape cases");
+    assert!(ran > 100, "only {ran} cases ran");
+}
+
 #[test]
 fn work_rows_are_whole_vectors_an_odd_number_of_them() {
     for es in [4, 8] {
