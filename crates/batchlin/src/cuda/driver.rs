@@ -755,6 +755,38 @@ impl Drop for EventPair {
     }
 }
 
+/// An event marking a point in a stream's work (no timing), destroyed on drop.
+pub(crate) struct Event(cu::CUevent);
+
+impl Event {
+    /// An event of the current context recorded on `stream` now.
+    pub fn record(stream: cu::CUstream) -> Result<Event> {
+        let mut e = std::ptr::null_mut();
+        // SAFETY: creates an event in the current context (2: CU_EVENT_DISABLE_TIMING)
+        // and records it on a stream of that context.
+        unsafe {
+            check(cu::cuEventCreate(&mut e, 2), "cuEventCreate")?;
+            let ev = Event(e);
+            check(cu::cuEventRecord(ev.0, stream), "cuEventRecord")?;
+            Ok(ev)
+        }
+    }
+    /// Wait until the work before it has run.
+    pub fn wait(&self) -> Result<()> {
+        // SAFETY: our event, recorded.
+        unsafe { check(cu::cuEventSynchronize(self.0), "cuEventSynchronize") }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: our event (destroying one whose work is queued is allowed).
+        unsafe {
+            let _ = cu::cuEventDestroy_v2(self.0);
+        }
+    }
+}
+
 /// A page-locked host buffer for staging, grown as needed and freed on drop.
 pub(crate) struct Pinned {
     ptr: *mut u8,
