@@ -1340,6 +1340,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let (table, file) = match checked {
         Some(c) => c,
         None => {
+            // Measured beside this run's GPU: host data may weigh its kernels wherever the
+            // table is read, built in or installed (`table::gpu_tables_exist`).
+            let beside = gpu.filter(|_| !is_check);
             let table = Table {
                 device: key.clone(),
                 made: command.to_string(),
@@ -1347,6 +1350,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                 versions: versions(&ops, false),
                 points: cpu_points,
                 transfer: None,
+                gpu: beside.map(|caps| DeviceKey::of_gpu(caps).file_stem()),
             };
             let file = write(&table)?;
             (table, file)
@@ -1361,6 +1365,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                 versions: versions(&ops, true),
                 points: gpu_points,
                 transfer,
+                gpu: None,
             };
             let file = write(&t)?;
             Some((t, file))
@@ -2018,6 +2023,7 @@ mod tests {
             versions: vec![("qr/cpu-small/small".into(), 2)],
             points: vec![pt("qr/cpu-small/small", 7000.0)],
             transfer: None,
+            gpu: Some("cuda-8sm-a-gpu".into()),
         };
         let link = |latency_us, gb_s: f64| Link::line(latency_us, gb_s * 1e3);
         let gpu = Table {
@@ -2039,6 +2045,7 @@ mod tests {
                     to_host: link(6.0, 26.0),
                 },
             }),
+            gpu: None,
             ..cpu.clone()
         };
         let regret = |data, picks: Vec<(&'static str, &str, f64)>| Regret {

@@ -829,6 +829,7 @@ mod tests {
             versions: table::current_versions(&["qr/cpu-small/small", "qr/cpu-faer/faer"]),
             points,
             transfer: None,
+            gpu: None,
         };
         Model::new(&t, "synthetic.toml")
     }
@@ -957,6 +958,7 @@ mod tests {
                 versions: table::current_versions(&["qr/cpu-small/small", "qr/cpu-faer/faer"]),
                 points: vec![],
                 transfer: None,
+                gpu: None,
             }
             .to_text(),
         )
@@ -1145,6 +1147,7 @@ mod tests {
                 ),
                 points,
                 transfer: tr,
+                gpu: None,
             };
             Model::new(&t, "synthetic")
         };

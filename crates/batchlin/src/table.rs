@@ -130,6 +130,10 @@ pub struct Table {
     pub points: Vec<Point>,
     /// A GPU's copies of host data to it and back; None for a CPU.
     pub transfer: Option<Transfers>,
+    /// A CPU's table: the GPU measured beside it in the same run (that table's file stem).
+    /// Host data weighs a GPU's kernels where the CPU's table names one, or a local GPU
+    /// table is installed (`gpu_tables_exist`).
+    pub gpu: Option<String>,
 }
 
 /// How host data reaches a GPU and comes back, each fitted as latency plus bytes over
@@ -260,6 +264,9 @@ impl Table {
         s.push_str(&format!("made = {}\n", quoted(&self.made)));
         if let Some(d) = self.drift {
             s.push_str(&format!("drift = {d:?}\n"));
+        }
+        if let Some(g) = &self.gpu {
+            s.push_str(&format!("gpu = {}\n", quoted(g)));
         }
         s.push_str("\n[device]\n");
         match &self.device {
@@ -425,7 +432,7 @@ impl Table {
             None => Ok(()),
         };
         let missing = |what: &str| Error::Argument(format!("cost table: no {what}"));
-        unknown(&top, &["schema", "made", "drift"], "top-level")?;
+        unknown(&top, &["schema", "made", "drift", "gpu"], "top-level")?;
         let schema = get(&top, "schema")
             .and_then(|v| v.int())
             .ok_or_else(|| missing("schema"))?;
@@ -439,6 +446,14 @@ impl Table {
             .unwrap_or_default();
         let drift = match get(&top, "drift") {
             Some(v) => Some(v.float().ok_or_else(|| missing("number for drift"))?),
+            None => None,
+        };
+        let gpu = match get(&top, "gpu") {
+            Some(v) => Some(
+                v.str()
+                    .ok_or_else(|| missing("string for gpu"))?
+                    .to_string(),
+            ),
             None => None,
         };
         let dstr = |k: &str| get(&device, k).and_then(|v| v.str().map(String::from));
@@ -509,6 +524,7 @@ impl Table {
                 versions,
                 points: vec![],
                 transfer,
+                gpu,
             });
         }
         if !columns_seen {
@@ -562,6 +578,7 @@ impl Table {
             versions,
             points,
             transfer,
+            gpu,
         })
     }
 }
@@ -927,6 +944,8 @@ pub struct Model {
     pub stale: Vec<String>,
     /// A GPU's copies to it and back.
     pub transfer: Option<Transfers>,
+    /// A CPU's: the GPU measured beside it (`Table::gpu`).
+    pub gpu: Option<String>,
 }
 
 impl Model {
@@ -997,6 +1016,7 @@ impl Model {
             grids,
             stale,
             transfer: t.transfer,
+            gpu: t.gpu.clone(),
         }
     }
 
@@ -1097,20 +1117,39 @@ pub fn loaded_gpu(caps: &crate::cuda::DeviceCaps) -> &'static Loaded {
     l
 }
 
-/// Whether any table [`loaded_gpu`] could find is a GPU's (read once): without one, host
-/// data is planned without asking the CUDA driver for a device.
+/// Whether host data may weigh a GPU's kernels (read once): where this CPU's table was
+/// measured beside a GPU (`Table::gpu`: a machine whose tables ship built in) or a GPU's
+/// table is installed or named. Without, host data is planned without asking the CUDA
+/// driver for a device.
 pub fn gpu_tables_exist() -> bool {
     static ANY: OnceLock<bool> = OnceLock::new();
     *ANY.get_or_init(|| {
         let is_gpu = |text: &str| {
             Table::device_key(text).is_some_and(|k| matches!(k, DeviceKey::Cuda { .. }))
         };
-        match env_table().as_str() {
-            "" => stored(local_dir()).any(|(_, t)| t.is_ok_and(|t| is_gpu(&t))),
-            "off" | "none" => false,
-            path => std::fs::read_to_string(path).is_ok_and(|t| is_gpu(&t)),
-        }
+        host_weighs_gpu(
+            &env_table(),
+            || loaded().model.as_ref().is_some_and(|m| m.gpu.is_some()),
+            || stored(local_dir()).any(|(_, t)| t.is_ok_and(|t| is_gpu(&t))),
+            |path| std::fs::read_to_string(path).is_ok_and(|t| is_gpu(&t)),
+        )
     })
+}
+
+/// `gpu_tables_exist` for `BATCHLIN_TABLE` = `env`: unset, where this CPU's table was
+/// measured beside a GPU (`beside`) or a GPU's table is installed (`installed`); off,
+/// never; a file, where it is a GPU's (`names_gpu`).
+fn host_weighs_gpu(
+    env: &str,
+    beside: impl FnOnce() -> bool,
+    installed: impl FnOnce() -> bool,
+    names_gpu: impl FnOnce(&str) -> bool,
+) -> bool {
+    match env {
+        "" => beside() || installed(),
+        "off" | "none" => false,
+        path => names_gpu(path),
+    }
 }
 
 /// What [`loaded`] found.
@@ -1266,6 +1305,7 @@ mod tests {
             versions: current_versions(&["qr/cpu-small/small", "qr/cpu-faer/faer"]),
             points,
             transfer: None,
+            gpu: None,
         }
     }
 
@@ -1277,9 +1317,20 @@ mod tests {
         ];
         pts[1].variant = Variant::QrComplete;
         pts[1].dtype = DType::F64;
-        let t = table(pts);
+        let mut t = table(pts);
         let text = t.to_text();
         assert_eq!(Table::parse(&text).unwrap(), t, "{text}");
+        // A CPU's table names the GPU measured beside it; a name must be a string.
+        t.gpu = Some("cuda-132sm-nvidia-h100-80gb-hbm3".into());
+        let text = t.to_text();
+        assert!(
+            text.contains("\ngpu = \"cuda-132sm-nvidia-h100-80gb-hbm3\"\n"),
+            "{text}"
+        );
+        assert_eq!(Table::parse(&text).unwrap(), t, "{text}");
+        let bad = text.replace("gpu = \"cuda-132sm-nvidia-h100-80gb-hbm3\"", "gpu = 3");
+        assert!(Table::parse(&bad).is_err());
+        t.gpu = None;
         let gpu = Table {
             device: DeviceKey::Cuda {
                 name: "NVIDIA H200".into(),
@@ -1291,6 +1342,7 @@ mod tests {
             transfer: Some(Transfers::from_values([
                 9.5, 12e3, 11.0, 1.1e4, 0.0, 5.05e4, 7.25, 5.1e4,
             ])),
+            gpu: None,
             ..t.clone()
         };
         let text = gpu.to_text();
@@ -1653,5 +1705,21 @@ mod tests {
             assert_eq!(found.grids.len(), m.grids.len());
             keys.push(t.device);
         }
+    }
+
+    /// Host data weighs a GPU where the CPU's table was measured beside one or a GPU's
+    /// table is installed; never with tables off; with one file named, where it is a
+    /// GPU's.
+    #[test]
+    fn host_data_weighs_a_gpu_beside_its_cpus_table_or_with_one_installed() {
+        let yes = || true;
+        let no = || false;
+        assert!(host_weighs_gpu("", yes, no, |_| false));
+        assert!(host_weighs_gpu("", no, yes, |_| false));
+        assert!(!host_weighs_gpu("", no, no, |_| true));
+        assert!(!host_weighs_gpu("off", yes, yes, |_| true));
+        assert!(!host_weighs_gpu("none", yes, yes, |_| true));
+        assert!(host_weighs_gpu("/t/cuda.toml", no, no, |p| p.ends_with("cuda.toml")));
+        assert!(!host_weighs_gpu("/t/cpu.toml", yes, yes, |p| p.ends_with("cuda.toml")));
     }
 }
