@@ -372,9 +372,9 @@ fn expected(k: &Kernel, p: &Problem, points: &[Point]) -> Option<f64> {
 /// smaller shape (no more rows nor columns) with the most time a matrix. From a smaller
 /// shape the projection is low a matrix and high where a kernel still fills the GPU: it
 /// only decides a probe. With the same m x n alone, an H100 tune (2026-12-06) ran
-/// cuSOLVER's SVD loop on 65536 2x4 matrices for 23 s, ten times over (four variants and
-/// two types each way), its 586 us at 1x2x2 unread: its smaller batches of 2x4 had no
-/// time, as a probe had left them out.
+/// cuSOLVER's SVD loop on 65536 matrices of 2x4 and 4x2 for 19-23 s a call in ten rows
+/// (three variants, both types), its 586 us at 1x2x2 unread: its smaller batches of
+/// those sizes had no time, as probes had left them out.
 fn nearest_smaller(k: &Kernel, p: &Problem, points: &[Point]) -> Option<(usize, f64)> {
     let smaller = || own(k, p, points).filter(|q| q.batch < p.batch);
     let same = smaller()
@@ -1342,7 +1342,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         None => {
             // Measured beside this run's GPU: host data may weigh its kernels wherever the
             // table is read, built in or installed (`table::gpu_tables_exist`).
-            let beside = gpu.filter(|_| !is_check);
+            let beside = gpu.map(|caps| DeviceKey::of_gpu(caps).file_stem());
             let table = Table {
                 device: key.clone(),
                 made: command.to_string(),
@@ -1350,7 +1350,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                 versions: versions(&ops, false),
                 points: cpu_points,
                 transfer: None,
-                gpu: beside.map(|caps| DeviceKey::of_gpu(caps).file_stem()),
+                gpu: beside,
             };
             let file = write(&table)?;
             (table, file)
