@@ -573,7 +573,7 @@ fn footnote<T: Real>() -> String {
          the accuracy floor for {dt}: {qr:.0e} for QR, {other:.0e} for eigh and the SVD \
          (relative to ||A||; orthogonality allowed sqrt(n / 256) more above n = 256), and \
          no matrix flagged non-finite or not converged; FAIL otherwise.",
-        timing = "GPU rows on device-resident data timed with CUDA events, CPU rows by wall clock",
+        timing = "GPU rows on device-resident data timed with CUDA events, CPU rows by wall clock into fresh outputs as NumPy's",
         dt = T::DTYPE,
     )
 }

@@ -86,12 +86,45 @@ fn consecutive_runs(v: &[usize]) -> Vec<(usize, usize)> {
     runs
 }
 
-/// Writes one element a page of `v`: zeroed allocations are mapped on first touch.
-fn touch_pages<T: Copy + Default>(v: &mut [T]) {
-    let step = (4096 / std::mem::size_of::<T>().max(1)).max(1);
-    for i in (0..v.len()).step_by(step) {
-        // Opaque, so that the store is not dropped as one of the zero already there.
-        v[i] = std::hint::black_box(T::default());
+/// A zeroed output of `shape` whose pages nothing has touched: calloc's, as NumPy's
+/// `np.zeros` and `np.empty` get (a large one mapped afresh, its pages faulting in as
+/// the call writes them). `Tensor::zeros` writes its zeros.
+fn untouched<T: Real>(shape: &[usize]) -> Result<Tensor<T>> {
+    let n = crate::view::checked_product(shape)?;
+    let what = format!("an output of shape {shape:?}");
+    crate::error::check_memory((n * std::mem::size_of::<T>()) as u128, &what)?;
+    let layout = match std::alloc::Layout::array::<T>(n) {
+        Ok(l) if l.size() > 0 => l,
+        Ok(_) => return Tensor::zeros(shape),
+        Err(_) => return Err(crate::error::out_of_memory::<T>(n, &what)),
+    };
+    // SAFETY: a layout of non-zero size; all-zero bytes are 0.0 in f32 and f64 (the
+    // `Real` types), and the Vec frees with the layout it was allocated with.
+    let data = unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut T;
+        if ptr.is_null() {
+            return Err(crate::error::out_of_memory::<T>(n, &what));
+        }
+        huge_pages(ptr.cast(), layout.size());
+        Vec::from_raw_parts(ptr, n, n)
+    };
+    Tensor::from_vec(data, shape)
+}
+
+/// Asks for transparent huge pages over the whole pages of `[ptr, ptr + bytes)` from 4
+/// MiB, as NumPy does for its arrays (where the kernel's setting is "madvise", a large
+/// output then faults in 2 MiB at a time, not 4 KiB).
+pub(crate) fn huge_pages(ptr: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    if bytes >= 4 << 20 {
+        let start = (ptr as usize).next_multiple_of(4096);
+        let end = (ptr as usize + bytes) & !4095;
+        if end > start {
+            // SAFETY: advice over pages of an allocation of ours; it changes no contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
     }
 }
 
@@ -106,12 +139,13 @@ fn check_inputs<T>(p: &Problem, inputs: &[&[T]]) -> Result<usize> {
 }
 
 /// A CPU call this long is timed from the first: it warms its own caches and threads
-/// (the outputs' pages are touched before it), and a `tune` of the 2-core machine spent
-/// a third of its time on calls of 10-100 ms, each warmed up before every round.
+/// (its outputs fresh, as every call's), and a `tune` of the 2-core machine spent a third
+/// of its time on calls of 10-100 ms, each warmed up before every round.
 const HOST_SELF_WARM_MS: f64 = 10.0;
 
 /// Time `p` on host data (the CPU backends, or the GPU with copies when `opts` force it)
-/// over `inputs` (row-major `batch x m x n` each), `reps` timed calls after a warm-up
+/// over `inputs` (row-major `batch x m x n` each), each call into outputs allocated for
+/// it (as a front door's), `reps` timed calls after a warm-up
 /// (on the CPU none before a call over `HOST_SELF_WARM_MS`: the first counts; a GPU's
 /// first call is never timed, as it may compile the kernel's module); `reps` 0: about a
 /// second's worth, at least 3 (one for calls over a second).
@@ -125,20 +159,25 @@ pub fn time_host<T: Real>(
     let plan = plan::plan(p, &Place::Host, opts)?;
     let op = p.variant.operation();
     let shapes = output_shapes(p)?;
-    let mut outs: Vec<Tensor<T>> = shapes
-        .iter()
-        .map(|(s, _)| Tensor::zeros(s))
-        .collect::<Result<_>>()?;
-    // Pages the first call would otherwise fault in (64 MB of outputs: about 3 ms).
-    for t in &mut outs {
-        touch_pages(&mut t.data);
-    }
+    let fresh = || -> Result<Vec<Tensor<T>>> { shapes.iter().map(|(s, _)| untouched(s)).collect() };
+    let mut outs = fresh()?;
     let mut info = vec![Info::OK; p.batch];
     let mut times = Vec::new();
     let mut last = 0;
     let mut reps = reps;
     let mut it = 0;
     while times.len() < reps.max(1) {
+        // Every call writes into outputs allocated for it, as a front door's are: the
+        // allocator maps large ones afresh each call (glibc's mmap, even for a size it has
+        // just unmapped), and their pages fault in as the kernel writes them. Into reused
+        // outputs the CPU's calls were priced below what NumPy pays, and below the GPU's
+        // copies, which are timed into fresh memory (`cuda::time_copies`): QR 4096x32x32
+        // float32 on 2 cores 16.5 ms with its outputs' pages in place, 20.0-20.5 from
+        // NumPy and 20.3 so (2026-12-06); on an H100 machine's 16 threads the table said
+        // 2.94 ms where NumPy took 4.4-5.7, which kept that shape off the GPU.
+        if it > 0 {
+            outs = fresh()?;
+        }
         let c = it % inputs.len();
         let a = BatchRef::contiguous(inputs[c], &[p.batch, p.m, p.n])?;
         let views = outs

@@ -712,12 +712,14 @@ pub(crate) fn time_copies(
         };
         let (mut up, mut down) = (vec![], vec![]);
         for it in 0..=reps.max(1) {
-            // A front door's output is fresh memory (NumPy's arrays over 32 MiB are new
-            // pages every call), so the staged copy back writes into a fresh buffer and
-            // pays its first touch: the copies into a reused one predicted a 4096x32x32
+            // A front door's output is fresh memory (glibc maps a large array afresh each
+            // call, even of a size it has just unmapped), so the staged copy back writes
+            // into a fresh buffer and pays its first touch: the copies into a reused one predicted a 4096x32x32
             // float32 QR of NumPy data at 5.0 ms where it took 10-15 (H100 and H200,
             // 2026-12-05).
             let mut fresh = if registered { vec![] } else { vec![0u8; bytes] };
+            // Paged as NumPy's outputs are (`timing::time_host` allocates the CPU's so).
+            crate::timing::huge_pages(fresh.as_mut_ptr(), fresh.len());
             let t0 = std::time::Instant::now();
             let stream = OwnedStream::new()?;
             // SAFETY: `pin` (the staging buffer or the registered `host`) and `buf` each
