@@ -115,6 +115,8 @@ fn untouched<T: Real>(shape: &[usize]) -> Result<Tensor<T>> {
 /// MiB, as NumPy does for its arrays (where the kernel's setting is "madvise", a large
 /// output then faults in 2 MiB at a time, not 4 KiB).
 pub(crate) fn huge_pages(ptr: *mut u8, bytes: usize) {
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, bytes);
     #[cfg(target_os = "linux")]
     if bytes >= 4 << 20 {
         let start = (ptr as usize).next_multiple_of(4096);
