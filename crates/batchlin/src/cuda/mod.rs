@@ -535,6 +535,9 @@ fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) ->
     }
     let es = std::mem::size_of::<T>();
     let ordinal = dev.caps().ordinal;
+    // The staging buffer's lock first, so that it is released last: the stream, dropped
+    // before it, waits for every copy queued into the buffer, on an early error too.
+    let mut staging = dev.staging.lock().unwrap_or_else(|p| p.into_inner());
     let stream = OwnedStream::new()?;
     let mut sc = Scratch::new(stream.0);
     let mut pin_len = 0usize;
@@ -556,7 +559,6 @@ fn run_host<T: Real>(dev: &CudaDevice, plan: &Plan, req: &mut Request<'_, T>) ->
     let info_pin = pin_len;
     pin_len += batch * 4;
     let info_dev = sc.alloc(batch * 4)?;
-    let mut staging = dev.staging.lock().unwrap_or_else(|p| p.into_inner());
     let pin = staging.ensure(pin_len)?;
     // SAFETY: the pinned buffer holds `pin_len` bytes laid out above; host views are the
     // caller's, each reaching `bytes` from its pointer where dense (dense_strides); device

@@ -1519,7 +1519,8 @@ fn every_kernel_writes_every_device_output() {
                     };
                     let tag = format!("{} {} {:?} {batch}x{m}x{n}", k.name, v.name(), T::DTYPE);
                     match res {
-                        Err(Error::Argument(_)) => continue,
+                        // Not this kernel's shape, or its library (cuSOLVER) absent.
+                        Err(Error::Argument(_) | Error::Unavailable(_)) => continue,
                         r => r.unwrap_or_else(|e| panic!("{tag}: {e}")),
                     }
                     stream.sync().unwrap();
