@@ -36,7 +36,7 @@ const USAGE: &str = "usage:
       the devices found, the kernels embedded, the kernel registry and the plan each
       shape of record gets
   batchlin tune [--only qr|eigh|svd] [--budget 20m] [--out DIR] [--install]
-                [--resume] [--check TABLE]
+                [--resume] [--grid-only] [--check TABLE]
       time every kernel on a grid of shapes (results checked first) into a cost table
       a device: the CPU's, and where there is a GPU the first one's (its kernels with
       the data there, and its copies to and from host memory as a transfer model), with
@@ -44,7 +44,8 @@ const USAGE: &str = "usage:
       (DIR: tune-<device>); --install puts the tables where the planner reads them
       (BATCHLIN_TABLE_DIR, else the cache directory's tables/); --resume goes on
       from the tables DIR holds (their points kept, their shapes not measured again:
-      a tune over several runs); --check TABLE (this CPU's) measures no grid: the
+      a tune over several runs); --grid-only gives the whole budget to the grid and
+      checks nothing (a run of such a tune but the last); --check TABLE (this CPU's) measures no grid: the
       regret on held-out shapes, all the budget
   batchlin help | -h | --help
       this message";
@@ -136,6 +137,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             install: false,
             resume: false,
             check: None,
+            grid_only: false,
         },
     };
     while let Some(flag) = it.next() {
@@ -183,6 +185,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--out" if a.cmd == "tune" => a.tune.out = Some(val()?.into()),
             "--install" if a.cmd == "tune" => a.tune.install = true,
             "--resume" if a.cmd == "tune" => a.tune.resume = true,
+            "--grid-only" if a.cmd == "tune" => a.tune.grid_only = true,
             "--check" if a.cmd == "tune" => a.tune.check = Some(val()?.into()),
             "-h" | "--help" => return Ok(Parsed::Help),
             _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
@@ -644,10 +647,11 @@ mod tests {
             "/tmp/t",
             "--install",
             "--resume",
+            "--grid-only",
         ]) else {
             panic!("tune's flags refused")
         };
-        assert!(a.tune.resume);
+        assert!(a.tune.resume && a.tune.grid_only);
         assert_eq!(a.tune.only, Some(Op::Qr));
         assert_eq!(a.tune.budget, std::time::Duration::from_secs(90));
         assert_eq!(a.tune.out.as_deref(), Some(std::path::Path::new("/tmp/t")));

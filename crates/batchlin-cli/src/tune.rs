@@ -35,6 +35,9 @@ pub struct TuneArgs {
     pub resume: bool,
     /// Measure no grid: the held-out check alone, of this table, with the whole budget.
     pub check: Option<PathBuf>,
+    /// The grid alone, with the whole budget: a run of a tune over several runs that is
+    /// not the last (the check of its partial tables would be spent).
+    pub grid_only: bool,
 }
 
 /// `30s`, `20m`, `1h` or plain seconds.
@@ -1158,13 +1161,17 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         None => None,
     };
     let is_check = checked.is_some();
+    if is_check && a.grid_only {
+        return Err("--check measures no grid: --grid-only has nothing to do".into());
+    }
     // Nine tenths of the budget for the grid, the rest for the held-out check (all of it
     // with --check): with three quarters, the 2-core machine's QR-only tune of 10 minutes
     // (2026-12-06) stopped its grid 28 shapes short and then checked 200 held-out shapes
     // in 30 s; an H100 machine's full tune checks about one a second.
-    let grid_end = match is_check {
-        true => Duration::ZERO,
-        false => a.budget.mul_f64(0.9),
+    let grid_end = match (is_check, a.grid_only) {
+        (true, _) => Duration::ZERO,
+        (false, true) => a.budget,
+        (false, false) => a.budget.mul_f64(0.9),
     };
     // --resume: the tables in `out` so far (the GPU's only where it is the first GPU here).
     let (cpu_before, gpu_before) = match a.resume {
@@ -1423,7 +1430,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     };
     let mut regrets: Vec<Regret> = vec![];
     let held = |r: &[Regret]| r.iter().filter(|x| x.data == Data::Host).count();
-    while t0.elapsed() < a.budget && held(&regrets) < 200 {
+    while !a.grid_only && t0.elapsed() < a.budget && held(&regrets) < 200 {
         let (s, v) = held_out(&ops, &mut rng);
         let dtype = if rng.random_bool(0.5) {
             DType::F32
@@ -2117,6 +2124,7 @@ mod tests {
             install: false,
             resume,
             check: None,
+            grid_only: false,
         }
     }
 
@@ -2203,8 +2211,8 @@ mod tests {
         let _ = std::fs::remove_dir_all(&out);
     }
 
-    /// A tune in two runs: the second keeps every point of the first, measures only
-    /// shapes the first did not reach, and its files account for both.
+    /// A tune in two runs: the second keeps every point of the first (the grid alone),
+    /// measures only shapes the first did not reach, and its files account for both.
     #[test]
     fn a_resumed_tune_keeps_its_points_and_measures_new_shapes() {
         let out = std::env::temp_dir().join(format!("batchlin-resume-{}", std::process::id()));
@@ -2212,10 +2220,16 @@ mod tests {
         let args = short_qr_tune(&out, true);
         let file = out.join(format!("{}.toml", DeviceKey::this_cpu().file_stem()));
         let table = || Table::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
-        // Nothing to go on from: a fresh start.
-        run(&args, "batchlin tune --resume (test, 1)").unwrap();
+        // Nothing to go on from: a fresh start, the grid alone (no shape held out).
+        let grid_only = TuneArgs {
+            grid_only: true,
+            ..short_qr_tune(&out, true)
+        };
+        run(&grid_only, "batchlin tune --resume --grid-only (test, 1)").unwrap();
         let first = table();
         assert!(!first.points.is_empty());
+        let held = std::fs::read_to_string(out.join("held-out.csv")).unwrap();
+        assert_eq!(held.lines().count(), 1, "{held}");
         run(&args, "batchlin tune --resume (test, 2)").unwrap();
         let second = table();
         for p in &first.points {
