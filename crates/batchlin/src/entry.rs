@@ -213,7 +213,7 @@ pub fn run<T: Real>(mut req: Request<'_, T>, opts: &Options) -> Result<()> {
         Place::Host => crate::cuda::pinned(&req),
         Place::Cuda { .. } => Default::default(),
     };
-    let plan = plan::plan_pinned(&req.problem(), &req.place, opts, pinned)?;
+    let plan = plan::plan_call(&req.problem(), &req.place, opts, pinned)?;
     match execute(&plan, &mut req) {
         // The GPU's copies fail before the outputs are written; the CPU writes them all.
         Err(e) if plan.cpu_takes_over(&e) => {

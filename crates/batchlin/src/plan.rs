@@ -285,6 +285,86 @@ pub(crate) fn plan_pinned(
     Ok(p)
 }
 
+/// `plan_pinned` for a call about to run (`entry::run`): where the tables send it to
+/// cuSOLVER and cuSOLVER has not yet run that kind of computation in this process, their
+/// next choice instead while that is worth it (`cusolver::cold_detour`: cuSOLVER's first
+/// use loads its kernels, about 150 ms once). Only the tables price the detour: under
+/// the rules, and where a kernel is forced, the plan stands.
+pub(crate) fn plan_call(
+    problem: &Problem,
+    place: &Place,
+    opts: &Options,
+    pinned: Pinned,
+) -> Result<Plan> {
+    let plan = plan_pinned(problem, place, opts, pinned)?;
+    let (Some(ordinal), Source::Table { .. }) = (plan.ordinal, plan.source) else {
+        return Ok(plan);
+    };
+    if plan.kernel.name != "cusolver" {
+        return Ok(plan);
+    }
+    let mut detour = None;
+    let kind = cuda::cusolver::Kind::of(problem);
+    let taken = cuda::cusolver::cold_detour(ordinal, kind, || {
+        let (alt, extra) = cold_alternative(&plan, opts, pinned)?;
+        detour = Some(alt);
+        Some(extra)
+    });
+    Ok(match (taken, detour) {
+        (true, Some(alt)) => alt,
+        _ => plan,
+    })
+}
+
+/// The tables' choice for `plan`'s call without `plan`'s kernel, and what it costs a call
+/// beyond it by their predictions. None where the tables cannot price it.
+fn cold_alternative(plan: &Plan, opts: &Options, pinned: Pinned) -> Option<(Plan, f64)> {
+    let Source::Table { predicted_us, .. } = plan.source else {
+        return None;
+    };
+    let p = &plan.problem;
+    let alt = match plan.copies {
+        // Host data: the CPU's kernels and the GPU's others, copies priced as before.
+        Some(_) => {
+            let t = table::loaded().model.as_ref()?;
+            let gpu = gpu_for_host_data(GpuTable::Loaded);
+            from_tables(p, t, opts, gpu, pinned, Some(plan.kernel))?.ok()?
+        }
+        None => {
+            let caps = cuda::device(plan.ordinal?).ok()?.caps();
+            let t = table::loaded_gpu(caps).model.as_ref()?;
+            let cands = gpu_candidates(p, caps, t, None)?;
+            let (c, _) = next_choice(&cands, plan.kernel)?;
+            Plan {
+                kernel: c.kernel,
+                params: cuda_params(c.kernel, p, caps, opts).ok()?,
+                source: table_source(c),
+                ..*plan
+            }
+        }
+    };
+    match alt.source {
+        Source::Table {
+            predicted_us: alt_us,
+            ..
+        } => Some((alt, alt_us - predicted_us)),
+        _ => None,
+    }
+}
+
+/// Among `cands`, the choice without `kernel`, and its time beyond `kernel`'s.
+fn next_choice<'a>(cands: &'a [Candidate], kernel: &Kernel) -> Option<(&'a Candidate, f64)> {
+    let own = cands.iter().find(|c| std::ptr::eq(c.kernel, kernel))?;
+    let rest: Vec<Candidate> = cands
+        .iter()
+        .filter(|c| !std::ptr::eq(c.kernel, kernel))
+        .copied()
+        .collect();
+    let next = choose(&rest, None)?;
+    let next = cands.iter().find(|c| std::ptr::eq(c.kernel, next.kernel))?;
+    Some((next, next.us - own.us))
+}
+
 /// `plan` with the given cost tables instead of this machine's, as `batchlin tune`
 /// compares them: `table` this CPU's (None: the rules alone), `gpu` the first GPU's (None:
 /// host data stays on the CPU and device data goes by the rules).
@@ -348,7 +428,8 @@ fn plan_forced(
                 })?,
             None => {
                 let gpu = gpu_for_host_data(gpu);
-                if let Some(plan) = table.and_then(|t| from_tables(problem, t, opts, gpu, pinned)) {
+                let tables = table.and_then(|t| from_tables(problem, t, opts, gpu, pinned, None));
+                if let Some(plan) = tables {
                     return plan;
                 }
                 cpu_rule(problem)
@@ -580,6 +661,7 @@ fn from_tables(
     opts: &Options,
     gpu: Option<(&cuda::DeviceCaps, &Model, Transfers)>,
     pinned: Pinned,
+    leave_out: Option<&Kernel>,
 ) -> Option<Result<Plan>> {
     let mut cands = Vec::with_capacity(4);
     for k in registry::KERNELS
@@ -597,7 +679,13 @@ fn from_tables(
         });
     }
     if let Some((caps, g, tr)) = gpu {
-        cands.extend(gpu_candidates(p, caps, g, Some(&tr.for_call(pinned))).unwrap_or_default());
+        let gpu_cands = gpu_candidates(p, caps, g, Some(&tr.for_call(pinned)));
+        cands.extend(
+            gpu_cands
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| !leave_out.is_some_and(|k| std::ptr::eq(k, c.kernel))),
+        );
     }
     let rules = registry::kernels(p.op(), cpu_rule(p)).find(|k| k.supports(p, &Target::Cpu));
     let c = choose(&cands, rules)?;
@@ -1179,7 +1267,7 @@ mod tests {
         // registered or not.
         let at = |gb_s: f64, input: bool, outputs: bool| {
             let pinned = Pinned { input, outputs };
-            from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(gb_s))), pinned)
+            from_tables(&p, &cpu, &opts, Some((&caps, &gpu, tr(gb_s))), pinned, None)
                 .unwrap()
                 .unwrap()
         };
@@ -1194,6 +1282,23 @@ mod tests {
         assert_eq!(fast.copies, Some(host_copies(&p)));
         // 56 us and the copies (16.8 MB in, 33.6 MB out at 25 GB/s, 10 us each way).
         assert!((2000.0..2200.0).contains(&predicted(&fast)), "{fast}");
+        // The fastest left out (a cold cuSOLVER's detour): the next GPU kernel, 24 us on.
+        let without = Some(gpu_kernels[0]);
+        let next = from_tables(
+            &p,
+            &cpu,
+            &opts,
+            Some((&caps, &gpu, tr(25.0))),
+            Pinned::default(),
+            without,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(std::ptr::eq(next.kernel, gpu_kernels[1]), "{next}");
+        assert!(
+            (predicted(&next) - predicted(&fast) - 24.0).abs() < 1.0,
+            "{next}"
+        );
         let slow = at(3.0, false, false);
         assert_eq!(slow.backend, Backend::CpuSmall, "{slow}");
         assert_eq!((slow.ordinal, slow.copies), (None, None));
@@ -1217,12 +1322,13 @@ mod tests {
             &opts,
             Some((&caps, &partial, tr(25.0))),
             Pinned::default(),
+            None,
         )
         .unwrap()
         .unwrap();
         assert_eq!(plan.backend, Backend::CpuSmall, "{plan}");
         // No GPU: the CPU table alone, as before.
-        let plan = from_tables(&p, &cpu, &opts, None, Pinned::default())
+        let plan = from_tables(&p, &cpu, &opts, None, Pinned::default(), None)
             .unwrap()
             .unwrap();
         assert_eq!(plan.backend, Backend::CpuSmall, "{plan}");
@@ -1351,5 +1457,70 @@ mod tests {
             let (k, _) = cuda_kernel(&p, &caps, &opts).unwrap();
             assert_eq!(k.name, want, "{p}");
         }
+    }
+
+    /// The next choice without a kernel, and what it costs beyond it.
+    #[test]
+    fn the_next_choice_leaves_the_kernel_out() {
+        let k = |n| registry::find(Op::Eigh, Backend::Cuda, n).unwrap();
+        let cand = |kernel, us| Candidate {
+            kernel,
+            us,
+            p25_us: us,
+            p75_us: us,
+            moved: 0,
+            extrapolated: false,
+        };
+        let cands = [
+            cand(k("cusolver"), 9000.0),
+            cand(k("block"), 13000.0),
+            cand(k("warp"), 20000.0),
+        ];
+        let (next, extra) = next_choice(&cands, k("cusolver")).unwrap();
+        assert!(std::ptr::eq(next.kernel, k("block")));
+        assert_eq!(extra, 4000.0);
+        // A kernel the candidates lack has no price to compare with.
+        assert!(next_choice(&cands[1..], k("cusolver")).is_none());
+        assert!(next_choice(&cands[..1], k("cusolver")).is_none());
+    }
+
+    /// While cuSOLVER is cold the detours go on until their extra time would reach its
+    /// first use; once it has run, none (and the price is not asked for).
+    #[test]
+    fn a_cold_cusolver_is_detoured_until_the_detours_cost_its_first_use() {
+        use cuda::cusolver::{cold_detour, ran, Kind, FIRST_USE_US};
+        // Device numbers no test's GPU has: this process's real ones are untouched.
+        let (dev, other) = (1000, 1001);
+        let kind = Kind::Eigh {
+            f64_: false,
+            one: false,
+        };
+        let third = FIRST_USE_US / 3.0;
+        assert!(cold_detour(dev, kind, || Some(third * 0.99)));
+        assert!(cold_detour(dev, kind, || Some(third * 0.99)));
+        // Negative extra time (the tables disagree with themselves) counts as none.
+        assert!(cold_detour(dev, kind, || Some(-5.0)));
+        assert!(cold_detour(dev, kind, || Some(third * 0.99)));
+        // The fourth third would pass it: cuSOLVER takes the call and pays the load.
+        assert!(!cold_detour(dev, kind, || Some(third)));
+        // No next choice: cuSOLVER.
+        assert!(!cold_detour(other, kind, || None));
+        // A detour costing more than the load: cuSOLVER at once.
+        assert!(!cold_detour(other, Kind::Svd, || Some(FIRST_USE_US)));
+        // Each kind and device apart.
+        assert!(cold_detour(other, kind, || Some(1.0)));
+        ran(other, kind);
+        assert!(!cold_detour(other, kind, || panic!("asked once it ran")));
+        assert!(cold_detour(dev, Kind::Svd, || Some(1.0)));
+        let single = Kind::of(&Problem::new(Variant::Eigh, DType::F64, 1, 300, 300));
+        assert_eq!(
+            single,
+            Kind::Eigh {
+                f64_: true,
+                one: true
+            }
+        );
+        let svd = Kind::of(&Problem::new(Variant::Svdvals, DType::F32, 4, 300, 200));
+        assert_eq!(svd, Kind::Svd);
     }
 }

@@ -187,6 +187,80 @@ fn lib() -> std::result::Result<&'static Lib, &'static str> {
     .map_err(|e| e.as_str())
 }
 
+/// cuSOLVER's first computation of a kind in a process loads that kind's kernels (CUDA's
+/// lazy module loading; libcusolver ships SASS for every architecture, nothing is
+/// compiled): 105-199 ms beyond a warm call on the H200 (docs/results/h200/2026-12-04-qr-
+/// no-info-scratch), 62-188 ms for torch.linalg.eigh's own first call on an H100
+/// (docs/results/h100/2026-12-06-variants-first-call). The planner's price for it.
+pub(crate) const FIRST_USE_US: f64 = 150_000.0;
+
+/// The kinds of cuSOLVER computation whose kernels load apart: eigh by type, batched or
+/// one matrix (`syevd`), and the SVD (always in double).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    Eigh { f64_: bool, one: bool },
+    Svd,
+}
+
+impl Kind {
+    pub(crate) fn of(p: &Problem) -> Kind {
+        match p.op() {
+            crate::Op::Svd => Kind::Svd,
+            _ => Kind::Eigh {
+                f64_: p.dtype == DType::F64,
+                one: p.batch == 1,
+            },
+        }
+    }
+}
+
+/// Per device and kind: whether it has run in this process, and the time the planner's
+/// other choices have cost so far while it had not (`cold_detour`).
+static FIRST_USE: Mutex<Vec<(usize, Kind, Option<f64>)>> = Mutex::new(Vec::new());
+
+/// Records that cuSOLVER ran a computation of `kind` on device `ordinal` (its kernels are
+/// loaded from now on).
+pub(crate) fn ran(ordinal: usize, kind: Kind) {
+    let mut v = FIRST_USE.lock().unwrap_or_else(|e| e.into_inner());
+    match v.iter_mut().find(|x| x.0 == ordinal && x.1 == kind) {
+        Some(x) => x.2 = None,
+        None => v.push((ordinal, kind, None)),
+    }
+}
+
+/// Whether a call the planner would send to cuSOLVER, which has not yet run `kind` on
+/// device `ordinal` in this process, goes to the planner's next choice instead, which
+/// costs `extra_us` more a call: yes while the extra time of all such detours, this one
+/// included, stays under cuSOLVER's first use (`FIRST_USE_US`); the call that would pass
+/// it goes to cuSOLVER and pays the load. A rent-or-buy rule: at worst about twice the
+/// better of always and never loading it, and a first call no slower than the next
+/// choice, where that choice is close.
+/// `extra_us` is asked only while cuSOLVER is cold (None: no next choice).
+pub(crate) fn cold_detour(
+    ordinal: usize,
+    kind: Kind,
+    extra_us: impl FnOnce() -> Option<f64>,
+) -> bool {
+    let mut v = FIRST_USE.lock().unwrap_or_else(|e| e.into_inner());
+    let i = match v.iter().position(|x| x.0 == ordinal && x.1 == kind) {
+        Some(i) => i,
+        None => {
+            v.push((ordinal, kind, Some(0.0)));
+            v.len() - 1
+        }
+    };
+    let Some(spent) = &mut v[i].2 else {
+        return false;
+    };
+    match extra_us() {
+        Some(x) if *spent + x.max(0.0) < FIRST_USE_US => {
+            *spent += x.max(0.0);
+            true
+        }
+        _ => false,
+    }
+}
+
 /// Whether cuSOLVER could be loaded (why not, otherwise).
 pub(crate) fn availability() -> std::result::Result<(), &'static str> {
     lib().map(|_| ())
@@ -327,6 +401,7 @@ pub(crate) unsafe fn gesvdp<T: Real>(
         // A host workspace must outlive the work that reads it.
         super::driver::check(cu::cuStreamSynchronize(stream), "cuStreamSynchronize")?;
     }
+    ran(ordinal, Kind::Svd);
     Ok(())
 }
 
@@ -621,5 +696,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         // A host workspace must outlive the work that reads it.
         super::driver::check(cu::cuStreamSynchronize(stream), "cuStreamSynchronize")?;
     }
+    let one = batch == 1;
+    ran(ordinal, Kind::Eigh { f64_, one });
     Ok(())
 }
