@@ -13,15 +13,15 @@ mkdir -p "$OUT" .gpu /tmp/prev /tmp/tables && tar xJf .gpu-pack/bundle.tar.xz -C
 tar xzf .gpu-pack/prev-tables.tar.gz -C /tmp/prev && cp /tmp/prev/tune/*.toml /tmp/tables/
 . scripts/gpu-env > /dev/null
 export BATCHLIN_TABLE_DIR=/tmp/tables
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-stem=$(echo "$gpu" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '-')
-ls /tmp/tables/cuda-*"$stem"* > /dev/null 2>&1 ||
-  { echo "check-tables: this GPU ($gpu) is not the tables' ($(ls /tmp/tables))" | tee "$OUT/check.log"; exit 3; }
 if [ "${GPU_TUNE_TESTS:-0}" = 1 ]; then
   timeout 120 .gpu/tests/batchlin-lib --test-threads=1 host_data_crosses_the_staging_steps \
     every_kernel_writes_every_device_output staging_steps_are_pages_and_few > "$OUT/lib-tests.log" 2>&1
   tail -4 "$OUT/lib-tests.log"
 fi
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+stem=$(echo "$gpu" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '-')
+ls /tmp/tables/cuda-*"$stem"* > /dev/null 2>&1 ||
+  { echo "check-tables: this GPU ($gpu) is not the tables' ($(ls /tmp/tables))" | tee "$OUT/check.log"; exit 3; }
 secs=$(python3 -c "import sys; s=sys.argv[1]; print(int(float(s[:-1]) * 60) if s.endswith('m') else int(s.rstrip('s')))" "$BUDGET")
 timeout -k 10 $((secs + 45)) .gpu/bin/batchlin tune --check /tmp/tables/cpu-*.toml \
   --budget "$BUDGET" --out /tmp/check > "$OUT/check.log" 2>&1
