@@ -338,7 +338,7 @@ fn cold_alternative(plan: &Plan, opts: &Options, pinned: Pinned) -> Option<(Plan
             Plan {
                 kernel: c.kernel,
                 params: cuda_params(c.kernel, p, caps, opts).ok()?,
-                source: table_source(c),
+                source: table_source(&c),
                 ..*plan
             }
         }
@@ -353,16 +353,15 @@ fn cold_alternative(plan: &Plan, opts: &Options, pinned: Pinned) -> Option<(Plan
 }
 
 /// Among `cands`, the choice without `kernel`, and its time beyond `kernel`'s.
-fn next_choice<'a>(cands: &'a [Candidate], kernel: &Kernel) -> Option<(&'a Candidate, f64)> {
-    let own = cands.iter().find(|c| std::ptr::eq(c.kernel, kernel))?;
+fn next_choice(cands: &[Candidate], kernel: &Kernel) -> Option<(Candidate, f64)> {
+    let own = cands.iter().find(|c| std::ptr::eq(c.kernel, kernel))?.us;
     let rest: Vec<Candidate> = cands
         .iter()
         .filter(|c| !std::ptr::eq(c.kernel, kernel))
         .copied()
         .collect();
-    let next = choose(&rest, None)?;
-    let next = cands.iter().find(|c| std::ptr::eq(c.kernel, next.kernel))?;
-    Some((next, next.us - own.us))
+    let next = *choose(&rest, None)?;
+    Some((next, next.us - own))
 }
 
 /// `plan` with the given cost tables instead of this machine's, as `batchlin tune`
