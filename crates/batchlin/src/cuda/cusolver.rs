@@ -235,6 +235,7 @@ pub(crate) fn ran(ordinal: usize, kind: Kind) {
 /// it goes to cuSOLVER and pays the load. A rent-or-buy rule: at worst about twice the
 /// better of always and never loading it, and a first call no slower than the next
 /// choice, where that choice is close.
+///
 /// `extra_us` is asked only while cuSOLVER is cold (None: no next choice).
 pub(crate) fn cold_detour(
     ordinal: usize,
