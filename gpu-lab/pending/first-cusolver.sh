@@ -8,7 +8,7 @@ OUT=${1:?usage: first-cusolver.sh OUTDIR}
 mkdir -p "$OUT" && rm -rf /tmp/site
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu-pack/*.whl
 export PYTHONPATH=/tmp/site
-timeout 240 python3 bench/first_call.py --shapes 256x256x256,64x256x256,1x1024x1024 \
+timeout 240 python3 bench/first_call.py --shapes ${GPU_FIRST_SHAPES:-256x256x256,64x256x256,1x1024x1024} \
   --calls eigh,eigvalsh,svd --dtypes float32,float64 2>&1 | tee "$OUT/first.log"
 # Then the Python GPU suites (their cuSOLVER shapes' first calls detoured), if asked.
 if [ "${GPU_PYTEST:-0}" = 1 ]; then
