@@ -1467,15 +1467,18 @@ fn every_kernel_writes_every_device_output() {
                 }
                 let op = v.operation();
                 let slots = crate::entry::slots(op, &[batch], m, n).unwrap();
-                let shapes: Vec<Vec<usize>> =
-                    slots.iter().filter_map(|s| s.shape.clone()).collect();
+                // (shape, a batch of vectors rather than of matrices)
+                let shapes: Vec<(Vec<usize>, bool)> = slots
+                    .iter()
+                    .filter_map(|s| s.shape.clone().map(|sh| (sh, s.vectors)))
+                    .collect();
                 for k in registry::kernels(v.op(), Backend::Cuda) {
                     let _ctx = be.dev.enter().unwrap();
                     let da = DeviceBuffer::new(a.len() * es).unwrap();
                     da.upload(bytes(&a)).unwrap();
                     let outs: Vec<(DeviceBuffer, usize)> = shapes
                         .iter()
-                        .map(|sh| {
+                        .map(|(sh, _)| {
                             let len: usize = sh.iter().product();
                             let d = DeviceBuffer::new(len.max(1) * es).unwrap();
                             d.upload(bytes(&vec![T::from_f64(f64::NAN); len])).unwrap();
@@ -1491,9 +1494,13 @@ fn every_kernel_writes_every_device_output() {
                         let views = shapes
                             .iter()
                             .zip(&outs)
-                            .map(|(sh, (d, _))| {
+                            .map(|((sh, vectors), (d, _))| {
                                 let st = crate::view::contiguous_strides(sh)?;
-                                BatchMut::from_device(d.ptr as *mut T, 0, sh, &st)
+                                let ptr = d.ptr as *mut T;
+                                match vectors {
+                                    true => BatchMut::from_device_vectors(ptr, 0, sh, &st),
+                                    false => BatchMut::from_device(ptr, 0, sh, &st),
+                                }
                             })
                             .collect::<Result<Vec<_>>>()
                             .unwrap();
