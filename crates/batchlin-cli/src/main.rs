@@ -18,7 +18,7 @@ use rand_distr::StandardNormal;
 use std::process::ExitCode;
 use std::time::Instant;
 
-const SHAPES_OF_RECORD: &str = include_str!("../../../bench/shapes.txt");
+pub(crate) const SHAPES_OF_RECORD: &str = include_str!("../../../bench/shapes.txt");
 
 const USAGE: &str = "usage:
   batchlin bench [--dtype f32|f64] [--backend NAME] [--kernel NAME] [--tile SPEC]
@@ -58,7 +58,7 @@ struct Shape {
     n: usize,
 }
 
-fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
+pub(crate) fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
     let mut out = vec![];
     for (no, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();

@@ -123,6 +123,32 @@ fn feasible(v: Variant, batch: usize, m: usize, n: usize) -> bool {
     batch * (m * n + extra) <= MAX_ELEMS && work(v, batch, m, n) <= MAX_WORK
 }
 
+/// The caps of a shape of record timed beyond the grid's, on the GPU alone: its input and
+/// outputs' elements (a full SVD factor of 256 matrices of 2048 rows is not) and its work.
+const GPU_MAX_ELEMS: usize = 1 << 27;
+const GPU_MAX_WORK: f64 = 2e11;
+
+/// The shapes of record (bench/shapes.txt) the grid's caps leave out, timed on the GPU
+/// alone: eigh 256x256x256 and 16x1024x1024, the SVD's 1024x128x128, 256x256x256,
+/// 256x2048x64 and 1x1024x1024 had no row in the tables, whose extrapolation sent eigh
+/// 256x256x256 float32 to `block` on an H100 (14.5 ms, against cuSOLVER's 9.2-9.4;
+/// docs/results/h100/2026-12-06-first-call-detour). The CPU's kernels are not timed
+/// there (seconds a call on a small machine; the GPU takes such shapes anyway).
+fn beyond_the_grid(ops: &[Op]) -> Vec<Shape> {
+    crate::parse_shapes(crate::SHAPES_OF_RECORD)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| ops.contains(&s.op) && !feasible(s.op.main_variant(), s.batch, s.m, s.n))
+        .collect()
+}
+
+/// Whether `v` at this shape of record beyond the grid is timed on the GPU.
+fn feasible_on_gpu(v: Variant, batch: usize, m: usize, n: usize) -> bool {
+    let side = m.max(n);
+    let extra = if full(v) { 2 * side * side } else { 0 };
+    batch.saturating_mul(m * n + extra) <= GPU_MAX_ELEMS && work(v, batch, m, n) <= GPU_MAX_WORK
+}
+
 /// m x n from min(m, n) = k and the aspect m / n as 2^e.
 fn dims(k: usize, e: i32) -> (usize, usize) {
     if e >= 0 {
@@ -984,11 +1010,13 @@ type GridPoints = ([(Vec<Point>, Vec<String>); 2], [f64; 3]);
 /// copies keeps its pilot (`shape_points`): host data goes to the GPU there whatever the
 /// CPU's exact time (on an H100 machine, 2026-12-06, two thirds of the CPU's time went
 /// to calls of 10-500 ms at shapes the GPU takes 10-100x faster).
+#[allow(clippy::too_many_arguments)]
 fn grid_points(
     s: &Shape,
     v: Variant,
     dtype: DType,
     gpu: Option<&DeviceCaps>,
+    cpu_too: bool,
     [cpu_points, gpu_points]: [&[Point]; 2],
     link: Option<&Transfer>,
     rng: &mut StdRng,
@@ -997,6 +1025,7 @@ fn grid_points(
         s: &Shape,
         v: Variant,
         gpu: Option<&DeviceCaps>,
+        cpu_too: bool,
         [cpu_points, gpu_points]: [&[Point]; 2],
         link: Option<&Transfer>,
         rng: &mut StdRng,
@@ -1024,13 +1053,17 @@ fn grid_points(
             history: cpu_points,
             probe: false,
         };
-        let cpu = shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs, against);
+        let cpu = match cpu_too {
+            true => shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs, against),
+            false => (vec![], vec![]),
+        };
         let all = t.elapsed().as_secs_f64();
         ([cpu, on_gpu], [made, all - gpu_done, gpu_done - made])
     }
+    let points = [cpu_points, gpu_points];
     match dtype {
-        DType::F64 => go::<f64>(s, v, gpu, [cpu_points, gpu_points], link, rng),
-        _ => go::<f32>(s, v, gpu, [cpu_points, gpu_points], link, rng),
+        DType::F64 => go::<f64>(s, v, gpu, cpu_too, points, link, rng),
+        _ => go::<f32>(s, v, gpu, cpu_too, points, link, rng),
     }
 }
 
@@ -1187,8 +1220,10 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
     let kept = |t: &Option<Table>| t.as_ref().map_or(vec![], |t| t.points.clone());
     let (mut cpu_points, mut gpu_points) = (kept(&cpu_before), kept(&gpu_before));
     let resumed_points = cpu_points.len() + gpu_points.len();
+    // (The shapes of record beyond the grid have GPU points alone.)
     let measured: HashSet<(Variant, DType, usize, usize, usize)> = cpu_points
         .iter()
+        .chain(&gpu_points)
         .map(|p| (p.variant, p.dtype, p.batch, p.m, p.n))
         .collect();
     // The operations the tables hold: this run's and those of the points kept.
@@ -1256,6 +1291,12 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         .unwrap_or(shapes.len());
     let mut queue: std::collections::VecDeque<Shape> =
         shapes[..split].iter().map(|(_, s)| s.clone()).collect();
+    // Then the shapes of record beyond the grid's caps, on the GPU alone.
+    let beyond = match gpu_timed {
+        Some(_) => beyond_the_grid(a.only.as_ref().map_or(&ops[..], std::slice::from_ref)),
+        None => vec![],
+    };
+    queue.extend(beyond.iter().cloned());
     let mut ordered = false;
     // Where the grid's time goes (shape-times.csv): making the inputs, the CPU's kernels,
     // the GPU's (its uploads, warm-ups and checks included).
@@ -1278,7 +1319,13 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             ordered = true;
             continue;
         };
-        for v in variants(s.op).filter(|&v| feasible(v, s.batch, s.m, s.n)) {
+        let cpu_too = feasible(s.op.main_variant(), s.batch, s.m, s.n);
+        let on_gpu = gpu_timed.is_some();
+        let takes = |v| match cpu_too {
+            true => feasible(v, s.batch, s.m, s.n),
+            false => on_gpu && feasible_on_gpu(v, s.batch, s.m, s.n),
+        };
+        for v in variants(s.op).filter(|&v| takes(v)) {
             for dtype in [DType::F32, DType::F64] {
                 if measured.contains(&(v, dtype, s.batch, s.m, s.n)) {
                     continue;
@@ -1291,6 +1338,7 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                     v,
                     dtype,
                     gpu_timed,
+                    cpu_too,
                     [&cpu_points, &gpu_points],
                     staged.as_ref(),
                     &mut rng,
@@ -1775,6 +1823,39 @@ mod tests {
         assert!(settled(&[1.0, f64::NAN, 1.0, 1.0]).is_nan());
         assert!(settled(&[1.0]).is_nan());
         assert!(settled(&[]).is_nan());
+    }
+
+    /// The shapes of record the grid's caps leave out are timed on the GPU alone: the
+    /// variants whose outputs fit, never a square factor of 256 matrices of 2048 rows.
+    #[test]
+    fn shapes_of_record_beyond_the_grid_go_to_the_gpu_alone() {
+        let beyond = beyond_the_grid(&[Op::Qr, Op::Eigh, Op::Svd]);
+        let got: Vec<(Op, usize, usize, usize)> =
+            beyond.iter().map(|s| (s.op, s.batch, s.m, s.n)).collect();
+        assert_eq!(
+            got,
+            [
+                (Op::Eigh, 256, 256, 256),
+                (Op::Eigh, 16, 1024, 1024),
+                (Op::Svd, 1024, 128, 128),
+                (Op::Svd, 256, 256, 256),
+                (Op::Svd, 256, 2048, 64),
+                (Op::Svd, 1, 1024, 1024),
+            ]
+        );
+        let grid = grid(&[Op::Qr, Op::Eigh, Op::Svd]);
+        for s in &beyond {
+            assert!(!grid
+                .iter()
+                .any(|(_, g)| (g.op, g.batch, g.m, g.n) == (s.op, s.batch, s.m, s.n)));
+            assert!(
+                feasible_on_gpu(s.op.main_variant(), s.batch, s.m, s.n),
+                "{s:?}"
+            );
+        }
+        assert!(feasible_on_gpu(Variant::Svdvals, 256, 2048, 64));
+        assert!(!feasible_on_gpu(Variant::SvdFull, 256, 2048, 64));
+        assert!(beyond_the_grid(&[Op::Qr]).is_empty());
     }
 
     #[test]
