@@ -1375,7 +1375,10 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
             }
         }
         done += 1;
-        progress(format!("{done}/{} grid shapes", shapes.len()), t0.elapsed());
+        progress(
+            format!("{done}/{} grid shapes", shapes.len() + beyond.len()),
+            t0.elapsed(),
+        );
     }
     let probe1 = [
         drift_probe(Data::Host),
@@ -1513,12 +1516,12 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         false if resumed_points > 0 => format!(
             "Grid: {done} of {} shapes measured (coarse levels first), {resumed_points} \
              points of them kept from the tables in {} (`--resume`)",
-            shapes.len(),
+            shapes.len() + beyond.len(),
             out.display()
         ),
         false => format!(
             "Grid: {done} of {} shapes measured (coarse levels first)",
-            shapes.len()
+            shapes.len() + beyond.len()
         ),
     };
     let run = Run {
