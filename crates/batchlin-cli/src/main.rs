@@ -45,8 +45,8 @@ const USAGE: &str = "usage:
       (BATCHLIN_TABLE_DIR, else the cache directory's tables/); --resume goes on
       from the tables DIR holds (their points kept, their shapes not measured again:
       a tune over several runs); --grid-only gives the whole budget to the grid and
-      checks nothing (a run of such a tune but the last); --check TABLE (this CPU's) measures no grid: the
-      regret on held-out shapes, all the budget
+      checks nothing (a run of such a tune but the last); --check TABLE (this CPU's)
+      measures no grid: the regret on held-out shapes, all the budget
   batchlin help | -h | --help
       this message";
 

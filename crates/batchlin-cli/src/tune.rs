@@ -118,9 +118,14 @@ const MAX_K: usize = 1024;
 
 /// Within the caps: the input and the outputs' elements, and the work.
 fn feasible(v: Variant, batch: usize, m: usize, n: usize) -> bool {
+    within(v, batch, m, n, MAX_ELEMS, MAX_WORK)
+}
+
+/// The input and the outputs' elements at most `elems`, the work at most `max_work`.
+fn within(v: Variant, batch: usize, m: usize, n: usize, elems: usize, max_work: f64) -> bool {
     let side = m.max(n);
     let extra = if full(v) { 2 * side * side } else { 0 };
-    batch * (m * n + extra) <= MAX_ELEMS && work(v, batch, m, n) <= MAX_WORK
+    batch.saturating_mul(m * n + extra) <= elems && work(v, batch, m, n) <= max_work
 }
 
 /// The caps of a shape of record timed beyond the grid's, on the GPU alone: its input and
@@ -144,9 +149,7 @@ fn beyond_the_grid(ops: &[Op]) -> Vec<Shape> {
 
 /// Whether `v` at this shape of record beyond the grid is timed on the GPU.
 fn feasible_on_gpu(v: Variant, batch: usize, m: usize, n: usize) -> bool {
-    let side = m.max(n);
-    let extra = if full(v) { 2 * side * side } else { 0 };
-    batch.saturating_mul(m * n + extra) <= GPU_MAX_ELEMS && work(v, batch, m, n) <= GPU_MAX_WORK
+    within(v, batch, m, n, GPU_MAX_ELEMS, GPU_MAX_WORK)
 }
 
 /// m x n from min(m, n) = k and the aspect m / n as 2^e.
