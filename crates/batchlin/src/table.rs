@@ -350,7 +350,7 @@ impl Table {
         let mut device: Vec<(String, Value)> = vec![];
         let mut transfer: Vec<(String, Value)> = vec![];
         let mut versions = vec![];
-        let mut rows: Option<(usize, String)> = None;
+        let mut rows: Option<(usize, &str)> = None;
         let mut columns_seen = false;
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
         while let Some((no, line)) = lines.next() {
@@ -380,19 +380,21 @@ impl Table {
             };
             let value = value.trim();
             if value == "\"\"\"" {
-                // A multi-line string: the lines up to the closing quotes.
-                let mut body = String::new();
+                // A multi-line string: the lines up to the closing quotes, as a slice of
+                // the text (a table's rows are megabytes, read on a process's first plan).
                 let start = no + 1;
-                loop {
+                let offset = |l: &str| l.as_ptr() as usize - text.as_ptr() as usize;
+                let mut from = None;
+                let to = loop {
                     let (_, l) = lines
                         .next()
                         .ok_or_else(|| bad(no, "unterminated \"\"\" string"))?;
+                    from.get_or_insert(offset(l));
                     if l.trim() == "\"\"\"" {
-                        break;
+                        break offset(l);
                     }
-                    body.push_str(l);
-                    body.push('\n');
-                }
+                };
+                let body = &text[from.unwrap_or(to)..to];
                 if section != "points" || key != "rows" {
                     return Err(bad(no, "only [points] rows is a multi-line string"));
                 }
@@ -533,7 +535,7 @@ impl Table {
         let (start, body) = rows.ok_or_else(|| missing("[points] rows"))?;
         let known: std::collections::HashSet<&str> =
             versions.iter().map(|(k, _)| k.as_str()).collect();
-        let mut points = vec![];
+        let mut points = Vec::with_capacity(body.len() / 64);
         for (i, line) in body.lines().enumerate() {
             let no = start + i;
             let line = line.trim();
@@ -972,24 +974,28 @@ impl Model {
                 None => stale.push(key.clone()),
             }
         }
+        // Kernels and series found by maps: tens of thousands of rows, grouped by shape
+        // rather than by kernel, on a process's first plan.
+        let current: std::collections::HashMap<&str, usize> = current.into_iter().collect();
         let mut series: Vec<(usize, Variant, DType, Vec<&Point>)> = vec![];
+        let mut index: std::collections::HashMap<(usize, Variant, DType), usize> =
+            Default::default();
         for p in &t.points {
             if p.batch == 0 || p.m == 0 || p.n == 0 {
                 continue;
             }
-            let Some(&(_, k)) = current.iter().find(|(key, _)| *key == p.kernel) else {
+            let Some(&k) = current.get(p.kernel.as_str()) else {
                 continue;
             };
             if registry::KERNELS[k].op != p.variant.op() {
                 continue;
             }
-            match series
-                .iter_mut()
-                .find(|s| s.0 == k && s.1 == p.variant && s.2 == p.dtype)
-            {
-                Some(s) => s.3.push(p),
-                None => series.push((k, p.variant, p.dtype, vec![p])),
+            let next = series.len();
+            let i = *index.entry((k, p.variant, p.dtype)).or_insert(next);
+            if i == next {
+                series.push((k, p.variant, p.dtype, vec![]));
             }
+            series[i].3.push(p);
         }
         let grids = series
             .into_iter()
