@@ -1508,7 +1508,14 @@ mod tests {
         assert!(!cold_detour(other, Kind::Svd, || Some(FIRST_USE_US)));
         // Each kind and device apart.
         assert!(cold_detour(other, kind, || Some(1.0)));
-        ran(other, kind);
+        // Its first run is counted once (a timing whose call raised the count paid the
+        // load), whether or not a detour came before it.
+        let before = cuda::cusolver::first_uses();
+        assert!(ran(other, kind));
+        assert!(cuda::cusolver::first_uses() > before);
+        assert!(!ran(other, kind));
+        assert!(ran(1002, Kind::Svd));
+        assert!(!ran(1002, Kind::Svd));
         assert!(!cold_detour(other, kind, || panic!("asked once it ran")));
         assert!(cold_detour(dev, Kind::Svd, || Some(1.0)));
         let single = Kind::of(&Problem::new(Variant::Eigh, DType::F64, 1, 300, 300));
