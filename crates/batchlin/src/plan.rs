@@ -1424,6 +1424,23 @@ mod tests {
         assert!(!pref(SvdThin, 3, 462, 24) && !pref(SvdFull, 3, 200, 200));
     }
 
+    /// The rules' eigh through cuSOLVER: one matrix from 192 (float32) or 128 (float64),
+    /// batches where `XsyevBatched` wins (not just past 256, where its time jumps).
+    #[test]
+    fn cusolver_eigh_rule() {
+        let pref = |dt, batch, n| {
+            cuda::cusolver::prefer_eigh(&Problem::new(Variant::Eigh, dt, batch, n, n))
+        };
+        use DType::{F32, F64};
+        // The shapes of record: 256x256x256, 16 and 1 of 1024 to cuSOLVER, 1024x128 not.
+        assert!(pref(F32, 256, 256) && pref(F32, 16, 1024) && pref(F32, 1, 1024));
+        assert!(!pref(F32, 1024, 128) && !pref(F32, 1, 191) && pref(F32, 1, 354));
+        assert!(!pref(F32, 2, 258) && !pref(F32, 4, 289) && !pref(F32, 3, 594));
+        assert!(pref(F32, 4, 672) && pref(F32, 512, 192));
+        assert!(pref(F64, 1024, 128) && !pref(F64, 228, 147) && !pref(F64, 48, 286));
+        assert!(pref(F64, 2, 605) && pref(F64, 1, 163) && !pref(F64, 1, 127));
+    }
+
     /// Matrices at least twice as long as wide that `warp` does not hold go to `tall` (QR
     /// first) for thin factors and values; full factors stay with the square kernels
     /// (`bidiag` for a square matrix, else `jacobi`, or cuSOLVER for a few long ones).

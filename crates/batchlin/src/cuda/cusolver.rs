@@ -292,13 +292,27 @@ pub(crate) fn supports_eigh(p: &Problem) -> bool {
     p.m == p.n && p.n <= MAX_N && availability().is_ok()
 }
 
-/// The eigh shapes the planner sends to cuSOLVER rather than `block`: from n = 192 in
-/// float32, 128 in float64 (from 128 in both before `block`'s fast path). `block` against
-/// `cusolver` on the H200 (ms, 2026-12-04, docs/results/h200/2026-12-04-eigh-fast-path):
-/// float32 1024x128x128 5.9 / 7.5, 1024x160x160 11.1 / 20.6, 512x192x192 12.9 / 12.6,
-/// 256x256x256 23.3 / 9.5; float64 1024x96x96 6.1 / 9.0, 1024x128x128 17.3 / 13.0.
+/// The eigh shapes the rules (a GPU without a cost table) send to cuSOLVER rather than
+/// `block`. One matrix (`syevd`): from n = 192 in float32, 128 in float64. A batch
+/// (`XsyevBatched`, whose time jumps past n = 256: float32 2x258x258 27.8 ms against
+/// 4x256x256's 2.7): float32 192-256 and from 640, float64 128-144 and from 576.
+/// `block` against `cusolver`, ms: on the H200 (2026-12-04,
+/// docs/results/h200/2026-12-04-eigh-fast-path) float32 1024x160x160 11.1 / 20.6,
+/// 512x192x192 12.9 / 12.6, 256x256x256 23.3 / 9.5, float64 1024x96x96 6.1 / 9.0,
+/// 1024x128x128 17.3 / 13.0; on an H100 (`batchlin tune`'s held-out shapes,
+/// docs/results/h100/2026-12-06-full-tune, 2026-12-06-tune-routing, 2026-12-07-check-
+/// tables) float32 4x289x289 6.5 / 26.9, 6x351x351 11.5 / 27.9, 12x470x470 23.8 / 27.3,
+/// 3x594x594 50.0 / 56.6, 4x672x672 71.0 / 38.0, float64 228x147x147 5.2 / 14.5,
+/// 48x286x286 12.3 / 22.3, 2x605x605 65.5 / 44.2; 1x354x354 float32 11.6 / 3.4.
 pub(crate) fn prefer_eigh(p: &Problem) -> bool {
-    p.n >= if p.dtype == DType::F32 { 192 } else { 128 }
+    let f32_ = p.dtype == DType::F32;
+    if p.batch <= 1 {
+        return p.n >= if f32_ { 192 } else { 128 };
+    }
+    match f32_ {
+        true => (192..=256).contains(&p.n) || p.n >= 640,
+        false => (128..=144).contains(&p.n) || p.n >= 576,
+    }
 }
 
 /// Any m x n (the tall orientation goes in), up to the size eigh takes.

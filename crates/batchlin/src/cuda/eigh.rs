@@ -127,8 +127,8 @@ fn warp_size(n: usize) -> Option<usize> {
 ///   and 0.092 against 0.127; the same in the run of docs/results/h100/2026-12-05-eigh-
 ///   warp-ql): its loops run to n where Jacobi's run to the padded size, so it takes
 ///   float64 n up to 4 and from 9 to 12 (5-7 and 13-15 not measured: `warp` as before).
-/// - cuSOLVER's batched eigh where it loads from n = 192 in float32 and 128 in float64
-///   (`cusolver::prefer_eigh` has the numbers; `block`'s fast path took float32 128-191).
+/// - cuSOLVER's eigh where `cusolver::prefer_eigh` says (one matrix from n = 192 in
+///   float32 and 128 in float64, batches in narrower ranges; it has the numbers).
 pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
     let n = p.n;
     let first = match (p.variant, p.dtype) {
