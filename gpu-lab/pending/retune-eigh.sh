@@ -20,11 +20,12 @@ done
 . scripts/gpu-env > /dev/null
 export BATCHLIN_TABLE_DIR=/tmp/tables
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/tune.log"
-T=${2:-3m}; secs=$(( ${T%m} * 60 ))
+to_s() { python3 -c "import sys; s=sys.argv[1]; print(int(float(s[:-1]) * 60) if s.endswith('m') else int(float(s.rstrip('s'))))" "$1"; }
+T=${2:-3m}; secs=$(to_s "$T")
 timeout -k 10 $((secs + 60)) .gpu/bin/batchlin tune --only eigh --resume --grid-only \
   --budget "$T" --install --out /tmp/gpu-tune/tune >> "$OUT/tune.log" 2>&1
 echo "tune rc $?" >> "$OUT/tune.log"
-C=${3:-3m}; csecs=$(( ${C%m} * 60 ))
+C=${3:-3m}; csecs=$(to_s "$C")
 timeout -k 10 $((csecs + 150)) .gpu/bin/batchlin tune --check /tmp/tables/cpu-*.toml \
   --budget "$C" --out /tmp/check > "$OUT/check.log" 2>&1
 echo "tune --check rc $?" >> "$OUT/check.log"
