@@ -5,6 +5,7 @@
 # then left cuSOLVER out of most larger float32 shapes: the tables sent float32
 # 4x289x289 to it at 4.1x `block`'s time. timing.rs no longer times such a first call.
 #   run(command="bash gpu-lab/pending/retune-eigh.sh $OUT 3m 3m", carry=[".gpu-pack"])
+# RETUNE_ROUTING=0 leaves out the NumPy routing (about 30 s).
 # .gpu-pack: bundle.tar.xz, the wheel, prev-tables.tar.gz (tune/cpu-*.toml, cuda-*.toml,
 # measured on this kind of machine).
 set -uo pipefail
@@ -25,13 +26,16 @@ T=${2:-3m}; secs=$(to_s "$T")
 timeout -k 10 $((secs + 60)) .gpu/bin/batchlin tune --only eigh --resume --grid-only \
   --budget "$T" --install --out /tmp/gpu-tune/tune >> "$OUT/tune.log" 2>&1
 echo "tune rc $?" >> "$OUT/tune.log"
+tar czf "$OUT/retune.tar.gz" -C /tmp gpu-tune/tune  # back even if the call is stopped later
 C=${3:-3m}; csecs=$(to_s "$C")
 timeout -k 10 $((csecs + 150)) .gpu/bin/batchlin tune --check /tmp/tables/cpu-*.toml \
   --budget "$C" --out /tmp/check > "$OUT/check.log" 2>&1
 echo "tune --check rc $?" >> "$OUT/check.log"
-tar czf "$OUT/retune.tar.gz" -C /tmp gpu-tune/tune check
-rm -rf .gpu/tune && cp -r /tmp/gpu-tune/tune .gpu/tune
-timeout 200 scripts/gpu-tune "$OUT/r" 0 > /dev/null 2>&1
-tar czf "$OUT/routing.tar.gz" -C "$OUT" r && rm -rf "$OUT/r"
+tar czf "$OUT/check.tar.gz" -C /tmp check
+if [ "${RETUNE_ROUTING:-1}" = 1 ]; then
+  rm -rf .gpu/tune && cp -r /tmp/gpu-tune/tune .gpu/tune
+  timeout 200 scripts/gpu-tune "$OUT/r" 0 > /dev/null 2>&1
+  tar czf "$OUT/routing.tar.gz" -C "$OUT" r && rm -rf "$OUT/r"
+fi
 grep -A12 "^## Held out" "$OUT/check.log" | head -16
 tail -3 "$OUT/tune.log"
