@@ -7,7 +7,8 @@
 #   run(command="bash gpu-lab/pending/retune-eigh.sh $OUT 3m 3m", carry=[".gpu-pack"])
 # RETUNE_ROUTING=0 leaves out the NumPy routing (about 30 s).
 # .gpu-pack: bundle.tar.xz, the wheel, prev-tables.tar.gz (tune/cpu-*.toml, cuda-*.toml,
-# measured on this kind of machine).
+# measured on this kind of machine: docs/results/h100/2026-12-06-tune-routing/tables.tar.gz
+# for an H100 machine).
 set -uo pipefail
 OUT=${1:?usage: retune-eigh.sh OUTDIR [TUNE_BUDGET] [CHECK_BUDGET]}
 rm -rf /tmp/gpu-tune /tmp/tables /tmp/prev /tmp/check
