@@ -161,14 +161,39 @@ fn dims(k: usize, e: i32) -> (usize, usize) {
     }
 }
 
+/// eigh's sizes just past a power of two, where kernels switch inside (the warp
+/// kernels' Jacobi at 16 and register tiles at 32; `block`'s at 64 and 128; cuSOLVER's
+/// batched eigh, whose time jumps past 256: float32 4x256x256 2.7 ms, 2x258x258 27.8 on
+/// an H100, 2026-12-06/07): a half-octave grid has 256 and 362 only, and the tables
+/// interpolated the jump away (4x289x289 sent to cuSOLVER at 4.1x `block`'s time).
+/// Measured at the finest level, square as eigh is.
+const EIGH_PAST_SWITCHES: [usize; 6] = [17, 33, 65, 129, 257, 513];
+
 /// The grid, coarse levels first: log2 batch 0..16 (even powers), k in half-octaves,
-/// aspects 1/32 to 32 (square only for eigh).
+/// aspects 1/32 to 32 (square only for eigh, which also has `EIGH_PAST_SWITCHES`).
 fn grid(ops: &[Op]) -> Vec<(usize, Shape)> {
     let ks = half_octaves(MAX_K);
     let batches: Vec<usize> = (0..=8).map(|i| 1usize << (2 * i)).collect();
     let aspects = [0, -1, 1, -3, 3, -5, 5];
     let mut out = vec![];
     for &op in ops {
+        if op == Op::Eigh {
+            for &k in &EIGH_PAST_SWITCHES {
+                for &batch in &batches {
+                    if feasible(op.main_variant(), batch, k, k) {
+                        out.push((
+                            2,
+                            Shape {
+                                op,
+                                batch,
+                                m: k,
+                                n: k,
+                            },
+                        ));
+                    }
+                }
+            }
+        }
         for (ai, &e) in aspects.iter().enumerate() {
             if op == Op::Eigh && e != 0 {
                 continue;
@@ -1883,6 +1908,20 @@ mod tests {
         assert!(g.iter().any(|(_, s)| s.n == 32 * s.m), "wide 1:32");
         assert!(g.iter().any(|(_, s)| s.batch == 1 << 16));
         assert_eq!(half_octaves(16), vec![2, 3, 4, 6, 8, 11, 16]);
+        // eigh on both sides of cuSOLVER's jump past 256, at the finest level.
+        for k in [256, 257] {
+            assert!(g
+                .iter()
+                .any(|(l, s)| s.op == Op::Eigh && s.m == k && s.n == k && *l <= 2));
+        }
+        assert!(g
+            .iter()
+            .any(|(l, s)| (s.op, s.batch, s.m, *l) == (Op::Eigh, 4, 257, 2)));
+        assert!(!g.iter().any(|(_, s)| s.op == Op::Qr && s.n == 257));
+        let mut seen = std::collections::HashSet::new();
+        assert!(g
+            .iter()
+            .all(|(_, s)| seen.insert((s.op as u8, s.batch, s.m, s.n))));
     }
 
     /// Host kernels far slower than the bar (on a GPU machine: the GPU with the copies)
