@@ -1439,6 +1439,27 @@ mod tests {
         assert!(pref(F32, 4, 672) && pref(F32, 512, 192));
         assert!(pref(F64, 1024, 128) && !pref(F64, 228, 147) && !pref(F64, 48, 286));
         assert!(pref(F64, 2, 605) && pref(F64, 1, 163) && !pref(F64, 1, 127));
+        let values = |batch, n| {
+            cuda::cusolver::prefer_eigh(&Problem::new(Variant::Eigvalsh, F32, batch, n, n))
+        };
+        assert!(!values(2, 204) && values(1, 340) && values(4, 672));
+    }
+
+    /// The rules' QR beyond tile's and wy's 128 rows: blocked before smem from 16
+    /// columns, smem first for wide matrices of few rows.
+    #[test]
+    fn qr_rules_put_blocked_before_smem_beyond_128_rows() {
+        let caps = DeviceCaps::h200();
+        let order = |v, dt, batch, m, n| {
+            let pref = cuda::qr::preference(&Problem::new(v, dt, batch, m, n), &caps);
+            let at = |k| pref.iter().position(|x| *x == k).unwrap_or(usize::MAX);
+            at("blocked") < at("smem")
+        };
+        assert!(order(Variant::QrR, DType::F64, 20, 283, 99));
+        assert!(order(Variant::QrComplete, DType::F32, 62, 159, 26));
+        assert!(order(Variant::QrReduced, DType::F32, 4, 182, 91));
+        assert!(!order(Variant::QrReduced, DType::F32, 8, 23, 736));
+        assert!(!order(Variant::QrReduced, DType::F32, 1024, 192, 6));
     }
 
     /// Matrices at least twice as long as wide that `warp` does not hold go to `tall` (QR

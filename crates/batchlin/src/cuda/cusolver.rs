@@ -295,7 +295,9 @@ pub(crate) fn supports_eigh(p: &Problem) -> bool {
 /// The eigh shapes the rules (a GPU without a cost table) send to cuSOLVER rather than
 /// `block`. One matrix (`syevd`): from n = 192 in float32, 128 in float64. A batch
 /// (`XsyevBatched`, whose time jumps past n = 256: float32 2x258x258 27.8 ms against
-/// 4x256x256's 2.7): float32 192-256 and from 640, float64 128-144 and from 576.
+/// 4x256x256's 2.7): float32 192-256 (eigenvectors only: `block`'s values alone win
+/// there, eigvalsh 2x204x204 1.12 / 2.10, 4x236x236 1.56 / 2.45) and from 640, float64
+/// 128-144 and from 576.
 /// `block` against `cusolver`, ms: on the H200 (2026-12-04,
 /// docs/results/h200/2026-12-04-eigh-fast-path) float32 1024x160x160 11.1 / 20.6,
 /// 512x192x192 12.9 / 12.6, 256x256x256 23.3 / 9.5, float64 1024x96x96 6.1 / 9.0,
@@ -309,8 +311,9 @@ pub(crate) fn prefer_eigh(p: &Problem) -> bool {
     if p.batch <= 1 {
         return p.n >= if f32_ { 192 } else { 128 };
     }
+    let vectors = p.variant == Variant::Eigh;
     match f32_ {
-        true => (192..=256).contains(&p.n) || p.n >= 640,
+        true => (vectors && (192..=256).contains(&p.n)) || p.n >= 640,
         false => (128..=144).contains(&p.n) || p.n >= 576,
     }
 }

@@ -437,9 +437,13 @@ pub(crate) fn preference(p: &Problem, caps: &DeviceCaps) -> Vec<&'static str> {
     // 64x64 0.64 against 1.07). wy up to 128 rows beyond 128 columns (1024x128x128 f32
     // 1.35 ms against blocked's 1.69). blocked 1.4-2.9x faster than smem from 128 columns
     // on; beyond shared memory blocked (10-40x faster than the retired one-block-a-matrix
-    // kernel in global memory at every shape measured).
+    // kernel in global memory at every shape measured). Beyond tile's and wy's 128 rows
+    // blocked beats smem from 16 columns too (an H100, `batchlin tune`'s device data,
+    // docs/results/h100/2026-12-06-full-tune: 182x91 2.3-2.9x, 184x23 1.6-2.9x; held out,
+    // docs/results/h100/2026-12-07-check-tables: float64 R alone of 20x283x99 3.9x,
+    // float32 complete Q of 62x159x26 3.2x); smem keeps wide ones (23x736 1.1-2x faster).
     let mut v = vec!["warp", "tile", "wy"];
-    if m.min(n) >= 128 {
+    if m.min(n) >= 128 || (m > 128 && n >= 16) {
         v.push("blocked");
     }
     v.push("smem");
