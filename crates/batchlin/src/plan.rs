@@ -1463,8 +1463,9 @@ mod tests {
     }
 
     /// Matrices at least twice as long as wide that `warp` does not hold go to `tall` (QR
-    /// first) for thin factors and values; full factors stay with the square kernels
-    /// (`bidiag` for a square matrix, else `jacobi`, or cuSOLVER for a few long ones).
+    /// first) for thin factors and values, from 8 columns (`jacobi` below, to 32:1);
+    /// full factors stay with the square kernels (`bidiag` for a square matrix, else
+    /// `jacobi`, or cuSOLVER for a few long ones).
     #[test]
     fn far_from_square_svds_go_to_the_tall_kernel() {
         let caps = DeviceCaps::h200();
@@ -1489,6 +1490,11 @@ mod tests {
             (Variant::Svdvals, 256, 256, "bidiag"),
             (Variant::SvdThin, 64, 16, "warp"),
             (Variant::SvdThin, 65, 16, "tall"),
+            // Under 8 columns `jacobi` (to 32:1), beyond that `tall` again.
+            (Variant::SvdThin, 92, 3, "jacobi"),
+            (Variant::Svdvals, 6, 83, "jacobi"),
+            (Variant::SvdThin, 65, 8, "tall"),
+            (Variant::SvdThin, 1024, 4, "tall"),
         ] {
             let p = Problem::new(variant, DType::F32, 256, m, n);
             let (k, _) = cuda_kernel(&p, &caps, &opts).unwrap();

@@ -120,7 +120,15 @@ pub(crate) fn preference(p: &Problem) -> Vec<&'static str> {
         v.push("cusolver");
     }
     if q >= 2 && pp >= TALL_RATIO * q && !warp {
-        v.push("tall");
+        // Under 8 columns (to the grid's 32:1) `jacobi` beats `tall` and `bidiag`: an
+        // H100's device rows (docs/results/h100/2026-12-06-full-tune), `tall` over
+        // `jacobi` median 1.2-2.7x at 2-4 columns, 1.1-1.4x at 6, 0.65-0.81 from 8;
+        // held out, float32 4858x92x3 2.10x, float64 values of 521x44x4 1.62x.
+        v.push(if q < 8 && pp <= 32 * q {
+            "jacobi"
+        } else {
+            "tall"
+        });
     }
     v
 }
