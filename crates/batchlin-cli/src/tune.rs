@@ -161,11 +161,11 @@ fn dims(k: usize, e: i32) -> (usize, usize) {
     }
 }
 
-/// eigh's sizes just past a power of two, where kernels switch inside (the warp
-/// kernels' Jacobi at 16 and register tiles at 32; `block`'s at 64 and 128; cuSOLVER's
-/// batched eigh, whose time jumps past 256: float32 4x256x256 2.7 ms, 2x258x258 27.8 on
-/// an H100, 2026-12-06/07): a half-octave grid has 256 and 362 only, and the tables
-/// interpolated the jump away (4x289x289 sent to cuSOLVER at 4.1x `block`'s time).
+/// eigh's sizes just past a power of two, where kernels switch (the warp kernels end at
+/// 16 and 32, padded sizes step at powers of two, and cuSOLVER's batched eigh's time
+/// jumps past 256: float32 4x256x256 2.7 ms, 2x258x258 27.8 on an H100, 2026-12-06/07):
+/// a half-octave grid has 256 and 362 only, and the tables interpolated the jump away
+/// (4x289x289 sent to cuSOLVER at 4.1x `block`'s time).
 /// Measured at the finest level, square as eigh is.
 const EIGH_PAST_SWITCHES: [usize; 6] = [17, 33, 65, 129, 257, 513];
 

@@ -311,8 +311,8 @@ pub enum WarmUp {
     Idle,
     /// The device kept busy (a tune): 1 call, to load the kernel's module; where it takes
     /// over `LONG_WARM_UP_MS` and it neither compiled a module nor loaded cuSOLVER's
-    /// kernels, it is the first timed
-    /// call (a call of a second would otherwise run twice to give one time).
+    /// kernels, it is the first timed call (a call of a second would otherwise run twice
+    /// to give one time).
     Busy,
     /// The same plan ran on these inputs just before: 1 call, none over
     /// `LONG_WARM_UP_MS`.
