@@ -175,37 +175,28 @@ fn grid(ops: &[Op]) -> Vec<(usize, Shape)> {
     let ks = half_octaves(MAX_K);
     let batches: Vec<usize> = (0..=8).map(|i| 1usize << (2 * i)).collect();
     let aspects = [0, -1, 1, -3, 3, -5, 5];
+    // Each size with its level: the half-octaves by their place, eigh's extra sizes at
+    // the finest.
+    let leveled: Vec<(usize, usize)> = ks.iter().enumerate().map(|(i, &k)| (k, level(i))).collect();
     let mut out = vec![];
     for &op in ops {
-        if op == Op::Eigh {
-            for &k in &EIGH_PAST_SWITCHES {
-                for &batch in &batches {
-                    if feasible(op.main_variant(), batch, k, k) {
-                        out.push((
-                            2,
-                            Shape {
-                                op,
-                                batch,
-                                m: k,
-                                n: k,
-                            },
-                        ));
-                    }
-                }
-            }
-        }
+        let extra = match op {
+            Op::Eigh => &EIGH_PAST_SWITCHES[..],
+            _ => &[],
+        };
+        let sizes = leveled.iter().copied().chain(extra.iter().map(|&k| (k, 2)));
         for (ai, &e) in aspects.iter().enumerate() {
             if op == Op::Eigh && e != 0 {
                 continue;
             }
             let al = [0, 1, 1, 2, 2, 2, 2][ai];
-            for (ki, &k) in ks.iter().enumerate() {
+            for (k, kl) in sizes.clone() {
                 for (bi, &batch) in batches.iter().enumerate() {
                     let (m, n) = dims(k, e);
                     if !feasible(op.main_variant(), batch, m, n) {
                         continue;
                     }
-                    let lv = level(ki).max(level(bi)).max(al);
+                    let lv = kl.max(level(bi)).max(al);
                     out.push((lv, Shape { op, batch, m, n }));
                 }
             }

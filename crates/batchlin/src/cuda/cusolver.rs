@@ -20,7 +20,6 @@
 //! no) and batchlin's own take every shape.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys as cu;
@@ -219,31 +218,26 @@ impl Kind {
 /// other choices have cost so far while it had not (`cold_detour`).
 static FIRST_USE: Mutex<Vec<(usize, Kind, Option<f64>)>> = Mutex::new(Vec::new());
 
-/// How many (device, kind) cuSOLVER has run for the first time in this process.
-static FIRST_USES: AtomicUsize = AtomicUsize::new(0);
-
 /// Records that cuSOLVER ran a computation of `kind` on device `ordinal` (its kernels are
 /// loaded from now on); true where it was the first.
 pub(crate) fn ran(ordinal: usize, kind: Kind) -> bool {
     let mut v = FIRST_USE.lock().unwrap_or_else(|e| e.into_inner());
-    let first = match v.iter_mut().find(|x| x.0 == ordinal && x.1 == kind) {
+    match v.iter_mut().find(|x| x.0 == ordinal && x.1 == kind) {
         Some(x) => x.2.take().is_some(),
         None => {
             v.push((ordinal, kind, None));
             true
         }
-    };
-    if first {
-        FIRST_USES.fetch_add(1, Ordering::Relaxed);
     }
-    first
 }
 
 /// How many first computations of a kind cuSOLVER has run in this process: a timing
 /// whose call raised it paid cuSOLVER's load (`FIRST_USE_US`), which is no time of the
 /// call's shape.
 pub(crate) fn first_uses() -> usize {
-    FIRST_USES.load(Ordering::Relaxed)
+    // An entry's `None` is its kind having run, which happens once.
+    let v = FIRST_USE.lock().unwrap_or_else(|e| e.into_inner());
+    v.iter().filter(|x| x.2.is_none()).count()
 }
 
 /// Whether a call the planner would send to cuSOLVER, which has not yet run `kind` on
