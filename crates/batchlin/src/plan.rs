@@ -1462,6 +1462,23 @@ mod tests {
         assert!(!order(Variant::QrReduced, DType::F32, 1024, 192, 6));
     }
 
+    /// Wide matrices of at most 32 rows beyond tile's columns go to smem before wy.
+    #[test]
+    fn qr_rules_put_smem_before_wy_for_wide_matrices_of_few_rows() {
+        let caps = DeviceCaps::h200();
+        let smem_first = |v, batch, m, n| {
+            let pref = cuda::qr::preference(&Problem::new(v, DType::F32, batch, m, n), &caps);
+            let at = |k| pref.iter().position(|x| *x == k).unwrap_or(usize::MAX);
+            at("smem") < at("wy")
+        };
+        assert!(smem_first(Variant::QrReduced, 8, 23, 736));
+        assert!(smem_first(Variant::QrComplete, 4, 11, 184));
+        assert!(smem_first(Variant::QrR, 16, 32, 256));
+        assert!(smem_first(Variant::QrReduced, 1092, 18, 131));
+        assert!(!smem_first(Variant::QrReduced, 16, 45, 736));
+        assert!(!smem_first(Variant::QrReduced, 16, 23, 128));
+    }
+
     /// Matrices at least twice as long as wide that `warp` does not hold go to `tall` (QR
     /// first) for thin factors and values, from 8 columns (`jacobi` below, to 32:1);
     /// full factors stay with the square kernels (`bidiag` for a square matrix, else

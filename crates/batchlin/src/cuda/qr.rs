@@ -442,11 +442,25 @@ pub(crate) fn preference(p: &Problem, caps: &DeviceCaps) -> Vec<&'static str> {
     // docs/results/h100/2026-12-06-full-tune: 182x91 2.3-2.9x, 184x23 1.6-2.9x; held out,
     // docs/results/h100/2026-12-07-check-tables: float64 R alone of 20x283x99 3.9x,
     // float32 complete Q of 62x159x26 3.2x); smem keeps wide ones (23x736 1.1-2x faster).
-    let mut v = vec!["warp", "tile", "wy"];
+    // Wide matrices of at most 32 rows beyond tile's 128 columns: smem before wy (the
+    // H100 table's device rows, docs/results/h100/2026-12-07-retune-eigh: smem first at
+    // every measured shape up to 16 rows, wy 1.3-1.75x its time; at 23 and 32 rows R
+    // alone 1.13-1.99x, QR of 23x736 1.2-1.5x; the 16 such shapes held out in six tunes
+    // and checks on an H100 and the H200: wy 1.10-1.82x smem's time in 15, 0.88 in one).
+    // wy wins at aspect 8 with Q up to a batch of 64-256 by 10-15% (23x184, 32x256): not
+    // worth a second bound.
+    let wide_few_rows = n > 128 && m <= 32;
+    let mut v = vec!["warp", "tile"];
+    if wide_few_rows {
+        v.push("smem");
+    }
+    v.push("wy");
     if m.min(n) >= 128 || (m > 128 && n >= 16) {
         v.push("blocked");
     }
-    v.push("smem");
+    if !wide_few_rows {
+        v.push("smem");
+    }
     if tall {
         v.push("tall");
     }
