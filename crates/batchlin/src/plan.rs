@@ -488,8 +488,9 @@ pub(crate) fn cuda_kernel(
     cuda_choice(problem, caps, opts, table).map(|(k, p, _)| (k, p))
 }
 
-/// `cuda_kernel` by the GPU table given, and the table's source where the table chose.
-fn cuda_choice(
+/// `cuda_kernel` by the GPU table given (None: the rules), and the table's source where
+/// the table chose.
+pub(crate) fn cuda_choice(
     problem: &Problem,
     caps: &cuda::DeviceCaps,
     opts: &Options,
@@ -1514,7 +1515,7 @@ mod tests {
             (Variant::SvdThin, 1024, 4, "tall"),
         ] {
             let p = Problem::new(variant, DType::F32, 256, m, n);
-            let (k, _) = cuda_kernel(&p, &caps, &opts).unwrap();
+            let (k, _, _) = cuda_choice(&p, &caps, &opts, None).unwrap();
             assert_eq!(k.name, want, "{p}");
         }
     }

@@ -226,9 +226,8 @@ fn batch_shapes<T: Real>(seed: u64) {
             let inp = Input::<T>::contiguous(&mats, batch, n, n);
             for b in backends(Op::Eigh) {
                 let ctx = format!("eigh batch {batch:?} n={n} {}", b.name());
-                let (res, info) =
-                    batchlin::eigh_ex(&inp.view(), Uplo::Lower, true, &Options::with_backend(b))
-                        .unwrap();
+                let opts = one_kernel::<T>(b, Variant::Eigh, count, n, n);
+                let (res, info) = batchlin::eigh_ex(&inp.view(), Uplo::Lower, true, &opts).unwrap();
                 assert_eq!(res.w.shape, full_shape(batch, &[n]), "{ctx}");
                 assert_eq!(
                     res.v.as_ref().unwrap().shape,
@@ -239,9 +238,10 @@ fn batch_shapes<T: Real>(seed: u64) {
                 let ws = tensor_vecs(&res.w);
                 let vs = tensor_mats(res.v.as_ref().unwrap());
                 let routed = concrete(b, || routed_variant::<T>(Variant::Eigh, count, n, n));
+                let single = one_kernel::<T>(routed, Variant::Eigh, count, n, n);
                 for i in 0..count {
                     let alone = Input::<T>::contiguous(&mats[i..i + 1], &[], n, n);
-                    let one = run_eigh(&alone.view(), Uplo::Lower, true, routed);
+                    let one = try_eigh(&alone.view(), Uplo::Lower, true, &single).unwrap();
                     assert_same_bits(&one.w, &ws[i..i + 1], &ctx);
                     assert_same_bits(one.v.as_ref().unwrap(), &vs[i..i + 1], &ctx);
                 }
@@ -398,6 +398,13 @@ fn eigh_into_strided_outputs() {
 /// Structured input: zeros, identity, all ones, rank one, diagonal, repeated eigenvalues,
 /// clustered eigenvalues, spectra graded over 1e-4 .. 1e4 (both signs).
 fn structured<T: Real>(seed: u64, sizes: &[usize], backends: &[Backend]) {
+    let runs: Vec<Options> = backends.iter().map(|&b| Options::with_backend(b)).collect();
+    structured_runs::<T>(seed, sizes, &runs);
+}
+
+/// `structured` with each of `runs` (a backend, or a kernel forced: one that refuses a
+/// size, an argument error, is left out there).
+fn structured_runs<T: Real>(seed: u64, sizes: &[usize], runs: &[Options]) {
     let t = tol::<T>();
     let mut g = rng(seed);
     for &n in sizes {
@@ -441,15 +448,19 @@ fn structured<T: Real>(seed: u64, sizes: &[usize], backends: &[Backend]) {
         ];
         let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
         let inp = Input::<T>::contiguous(&mats, &[mats.len()], n, n);
-        for &b in backends {
+        for opts in runs {
+            let run = match opts.kernel {
+                Some(k) => format!("{} kernel {k}", opts.backend.name()),
+                None => opts.backend.name().to_string(),
+            };
             for uplo in UPLOS {
-                let res = run_eigh(&inp.view(), uplo, true, b);
+                let res = match try_eigh(&inp.view(), uplo, true, opts) {
+                    Ok(res) => res,
+                    Err(e) if opts.kernel.is_some() && e.kind() == "argument" => continue,
+                    Err(e) => panic!("eigh {uplo:?} n={n} {run}: {e}"),
+                };
                 for (i, (name, _)) in cases.iter().enumerate() {
-                    let ctx = format!(
-                        "{} eigh {name} {uplo:?} n={n} {}",
-                        dtype_name::<T>(),
-                        b.name()
-                    );
+                    let ctx = format!("{} eigh {name} {uplo:?} n={n} {run}", dtype_name::<T>());
                     assert!(res.info[i].is_ok(), "{ctx}: info {:#x}", res.info[i].0);
                     check_eigh(
                         &inp.mats[i],
@@ -533,6 +544,22 @@ fn eigh_structured_divide_and_conquer() {
         .collect();
     structured::<f32>(116, &[97, 200, 257], &b);
     structured::<f64>(117, &[97, 200, 257], &b);
+}
+
+/// The same with every CUDA eigh kernel forced (where a GPU is present): through the
+/// planner, float64 eigh of the 97x97 matrix of ones in this batch lost orthogonality on an
+/// H100 (1.95e-3; docs/results/h100/2026-12-07-gpu-suites), routed by its table to a
+/// kernel not known (`cusolver`, or `block` on a first call's detour).
+#[test]
+fn eigh_structured_every_cuda_kernel() {
+    if !backends(Op::Eigh).contains(&Backend::Cuda) {
+        return;
+    }
+    let runs: Vec<Options> = batchlin::registry::kernels(Op::Eigh, Backend::Cuda)
+        .map(|k| Options::with_kernel(Backend::Cuda, k.name))
+        .collect();
+    structured_runs::<f32>(118, &[17, 33, 65, 97, 200, 257], &runs);
+    structured_runs::<f64>(119, &[17, 33, 65, 97, 200, 257], &runs);
 }
 
 /// float32 input of magnitude 1e-30 and 1e+37: accurate relative to ||A||; power-of-two
@@ -636,13 +663,15 @@ fn nonfinite_in_batch<T: Real>(seed: u64) {
                         "eigh {uplo:?} nonfinite n={n} {} vectors={vectors}",
                         b.name()
                     );
-                    let res = run_eigh(&inp.view(), uplo, vectors, b);
                     let variant = match vectors {
                         true => Variant::Eigh,
                         false => Variant::Eigvalsh,
                     };
+                    let opts = one_kernel::<T>(b, variant, 5, n, n);
+                    let res = try_eigh(&inp.view(), uplo, vectors, &opts).unwrap();
                     let routed = concrete(b, || routed_variant::<T>(variant, 5, n, n));
-                    let want = run_eigh(&clean.view(), uplo, vectors, routed);
+                    let single = one_kernel::<T>(routed, variant, 5, n, n);
+                    let want = try_eigh(&clean.view(), uplo, vectors, &single).unwrap();
                     for &i in &bad {
                         assert!(res.info[i].nonfinite(), "{ctx}: matrix {i} not flagged");
                         assert!(res.w[i].all_nan(), "{ctx}: w of {i} not all NaN");

@@ -3,7 +3,7 @@
 //! the sign convention and the info words.
 
 mod common;
-use batchlin::{qr_into, Backend, BatchRef, Info, Op, Options, QrMode, Real};
+use batchlin::{qr_into, Backend, BatchRef, Info, Op, Options, QrMode, Real, Variant};
 use common::*;
 
 const MODES: [QrMode; 3] = [QrMode::Reduced, QrMode::Complete, QrMode::R];
@@ -47,13 +47,14 @@ fn shapes_all_backends<T: Real>(seed: u64) {
                     );
                 }
             }
-            // mode "r" gives the same R as "reduced" (of the backend mode r was routed to:
-            // a cost table routes each mode by its own rows).
+            // mode "r" gives the same R as "reduced" (of the backend and, on the GPU, the
+            // kernel mode r was routed to: a cost table routes each mode by its own rows).
             let br = concrete(b, || routed_qr::<T>(QrMode::R, 2, m, n));
-            let red_r = if br == b {
+            let red_r = if br == b && br != Backend::Cuda {
                 red.r.clone()
             } else {
-                run_qr(&inp.view(), QrMode::Reduced, br).r
+                let one = one_kernel::<T>(br, Variant::QrR, 2, m, n);
+                run_qr_with(&inp.view(), QrMode::Reduced, &one).r
             };
             assert_same_bits(
                 &ronly.r,
@@ -752,25 +753,41 @@ fn rank_flag<T: Real>(seed: u64) {
             .collect();
         let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
         let inp = Input::<T>::contiguous(&mats, &[mats.len()], m, n);
-        for b in backends(Op::Qr) {
+        // Every backend through its planner, and every CUDA kernel forced where a GPU is
+        // present (one that refuses the shape, an argument error, is left out there).
+        let mut runs: Vec<Options> = backends(Op::Qr)
+            .into_iter()
+            .map(Options::with_backend)
+            .collect();
+        if backends(Op::Qr).contains(&Backend::Cuda) {
+            runs.extend(
+                batchlin::registry::kernels(Op::Qr, Backend::Cuda)
+                    .map(|k| Options::with_kernel(Backend::Cuda, k.name)),
+            );
+        }
+        for opts in &runs {
+            let run = match opts.kernel {
+                Some(k) => format!("{} kernel {k}", opts.backend.name()),
+                None => opts.backend.name().to_string(),
+            };
             for mode in MODES {
-                let res = run_qr(&inp.view(), mode, b);
+                let info = match batchlin::qr_ex(&inp.view(), mode, opts) {
+                    Ok((_, info)) => info,
+                    Err(e) if opts.kernel.is_some() && e.kind() == "argument" => continue,
+                    Err(e) => panic!("qr {mode:?} {m}x{n} {run}: {e}"),
+                };
                 for (i, (name, _, def)) in cases.iter().enumerate() {
-                    let ctx = format!(
-                        "{} qr {mode:?} {name} {m}x{n} {}",
-                        dtype_name::<T>(),
-                        b.name()
-                    );
+                    let ctx = format!("{} qr {mode:?} {name} {m}x{n} {run}", dtype_name::<T>());
                     if k < 2 && *name != "zeros" {
                         continue; // a single column/row is full rank unless zero
                     }
                     assert_eq!(
-                        res.info[i].rank_deficient(),
+                        info[i].rank_deficient(),
                         *def,
                         "{ctx}: RANK_DEFICIENT flag (info {:#x})",
-                        res.info[i].0
+                        info[i].0
                     );
-                    assert!(res.info[i].is_ok(), "{ctx}");
+                    assert!(info[i].is_ok(), "{ctx}");
                 }
             }
         }

@@ -156,9 +156,12 @@ fn batch_shapes<T: Real>(seed: u64) {
             for b in backends(Op::Svd) {
                 for full in [false, true] {
                     let ctx = format!("svd batch {batch:?} {m}x{n} full={full} {}", b.name());
-                    let (res, info) =
-                        batchlin::svd_ex(&inp.view(), full, true, &Options::with_backend(b))
-                            .unwrap();
+                    let variant = match full {
+                        false => Variant::SvdThin,
+                        true => Variant::SvdFull,
+                    };
+                    let opts = one_kernel::<T>(b, variant, count, m, n);
+                    let (res, info) = batchlin::svd_ex(&inp.view(), full, true, &opts).unwrap();
                     let (uc, vr) = if full { (m, n) } else { (k, k) };
                     assert_eq!(res.s.shape, full_shape(batch, &[k]), "{ctx}");
                     assert_eq!(
@@ -175,14 +178,11 @@ fn batch_shapes<T: Real>(seed: u64) {
                     let ss = tensor_vecs(&res.s);
                     let us = tensor_mats(res.u.as_ref().unwrap());
                     let vs = tensor_mats(res.vh.as_ref().unwrap());
-                    let variant = match full {
-                        false => Variant::SvdThin,
-                        true => Variant::SvdFull,
-                    };
                     let routed = concrete(b, || routed_variant::<T>(variant, count, m, n));
+                    let single = one_kernel::<T>(routed, variant, count, m, n);
                     for i in 0..count {
                         let alone = Input::<T>::contiguous(&mats[i..i + 1], &[], m, n);
-                        let one = run_svd(&alone.view(), full, true, routed);
+                        let one = run_svd_with(&alone.view(), full, true, &single);
                         assert_same_bits(&one.s, &ss[i..i + 1], &ctx);
                         assert_same_bits(one.u.as_ref().unwrap(), &us[i..i + 1], &ctx);
                         assert_same_bits(one.vh.as_ref().unwrap(), &vs[i..i + 1], &ctx);

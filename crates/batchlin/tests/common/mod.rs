@@ -958,8 +958,13 @@ pub struct QrRes {
 }
 
 pub fn run_qr<T: Real>(a: &BatchRef<T>, mode: QrMode, b: Backend) -> QrRes {
-    let (res, info) = batchlin::qr_ex(a, mode, &Options::with_backend(b))
-        .unwrap_or_else(|e| panic!("qr_ex {mode:?} on {}: {e}", b.name()));
+    run_qr_with(a, mode, &Options::with_backend(b))
+}
+
+/// `run_qr` with any options (a forced kernel).
+pub fn run_qr_with<T: Real>(a: &BatchRef<T>, mode: QrMode, opts: &Options) -> QrRes {
+    let (res, info) = batchlin::qr_ex(a, mode, opts)
+        .unwrap_or_else(|e| panic!("qr_ex {mode:?} with {opts:?}: {e}"));
     QrRes {
         q: res.q.as_ref().map(tensor_mats),
         r: tensor_mats(&res.r),
@@ -1002,8 +1007,13 @@ pub struct SvdRes {
 }
 
 pub fn run_svd<T: Real>(a: &BatchRef<T>, full: bool, vectors: bool, b: Backend) -> SvdRes {
-    let (res, info) = batchlin::svd_ex(a, full, vectors, &Options::with_backend(b))
-        .unwrap_or_else(|e| panic!("svd_ex full={full} on {}: {e}", b.name()));
+    run_svd_with(a, full, vectors, &Options::with_backend(b))
+}
+
+/// `run_svd` with any options (a forced kernel).
+pub fn run_svd_with<T: Real>(a: &BatchRef<T>, full: bool, vectors: bool, opts: &Options) -> SvdRes {
+    let (res, info) = batchlin::svd_ex(a, full, vectors, opts)
+        .unwrap_or_else(|e| panic!("svd_ex full={full} with {opts:?}: {e}"));
     assert_eq!(res.u.is_some(), vectors);
     assert_eq!(res.vh.is_some(), vectors);
     SvdRes {
@@ -1040,6 +1050,30 @@ pub fn routed_variant<T: Real>(
     batchlin::plan(&p, &batchlin::Place::Host, &Options::default())
         .expect("a plan")
         .backend
+}
+
+/// Options that run backend `b` on one kernel: for the CUDA backend the kernel its planner
+/// takes for `variant` at (batch, m, n) of host data, forced; other backends as given (one
+/// kernel an operation each). Comparisons bit for bit across batch sizes or modes compare
+/// one kernel so: a GPU's cost table routes each batch size and mode by its own rows, and
+/// a first call the table sends to cuSOLVER may take its next choice (`cold_detour`). On
+/// an H100 with its table built in (docs/results/h100/2026-12-07-gpu-suites) the
+/// comparisons through the planner compared two kernels.
+pub fn one_kernel<T: Real>(
+    b: Backend,
+    variant: batchlin::Variant,
+    batch: usize,
+    m: usize,
+    n: usize,
+) -> Options {
+    if b != Backend::Cuda {
+        return Options::with_backend(b);
+    }
+    let p = batchlin::Problem::new(variant, T::DTYPE, batch.max(1), m, n);
+    match batchlin::plan(&p, &batchlin::Place::Host, &Options::with_backend(b)) {
+        Ok(plan) => Options::with_kernel(b, plan.kernel.name),
+        Err(_) => Options::with_backend(b),
+    }
 }
 
 /// `b`, or for Auto the backend `routed` names.
