@@ -75,6 +75,9 @@ pub(crate) struct QrArgs {
     pub qcols: i32,
     pub rrows: i32,
     pub wld: i32,
+    /// 0, or the rows the rank rule counts where more than the factored matrix's (TSQR's
+    /// top level: the matrix's rows, not the stacked leaves' R's).
+    pub rank_rows: i32,
 }
 
 /// Mirrors `struct GemmArgs` in kernels/common.cu.
@@ -919,6 +922,10 @@ unsafe fn tall<T: Real>(dev: &Device, stream: RawStream, c: &Call, sc: &mut Scra
     p.q_rs = n as i64;
     p.q_cs = 1;
     p.qcols = n as i32;
+    // The rank rule of the whole matrix (max(m, n) eps), not of the stacked R's (64 rows
+    // at 129x32): a rank-31 matrix of 129x32 went unflagged through the planner on an H100
+    // (docs/results/h100/2026-12-07-gpu-suites), by reading this threshold.
+    p.rank_rows = m as i32;
     let top_kind = if warp_wins::<T>(rows, n) {
         QrKernel::Warp
     } else if tile_fits::<T>(dev, rows, n) {

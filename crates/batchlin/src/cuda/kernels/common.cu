@@ -25,6 +25,10 @@ struct QrArgs {
     int qcols;  // k (reduced) or m (complete, needs m <= threads' columns)
     int rrows;  // k (reduced) or m (complete)
     int wld;    // qr_smem / qr_wy: leading dimension of the work rows
+    // 0, or the rows the rank rule (bl_rank_deficient) counts when more than the factored
+    // matrix's: TSQR's top level factors the stacked leaves' R's (a few n rows) for a
+    // matrix of many more rows, whose rank rule is max(m, n) eps.
+    int rank_rows;
 };
 
 // C = A * B for a batch (2-level like QrArgs): C is m x n, A m x kk, B kk x n.

@@ -289,7 +289,7 @@ __device__ __forceinline__ void bl_qr_warp(const QrArgs& p) {
         }
         ovf = !bad && o > T(0);
     }
-    const bool rd = bl_rank_deficient(dmin, dmax, mr, n);
+    const bool rd = bl_rank_deficient(dmin, dmax, max(mr, p.rank_rows), n);
     if (live && t == 0 && p.info)
         p.info[b] = bad ? BL_INFO_NONFINITE : ((rd ? BL_INFO_RANK_DEFICIENT : 0u) | (ovf ? BL_INFO_OVERFLOW : 0u));
 
@@ -594,7 +594,7 @@ __device__ __forceinline__ void bl_qr_tile(const QrArgs& p) {
     if (tid == 0 && p.info) {
         T dmin = BlT<T>::huge(), dmax = T(0);
         for (int k = 0; k < K; ++k) bl_diag_range(s_beta[k], dmin, dmax);
-        const bool rd = bl_rank_deficient(dmin, dmax, mr, n);
+        const bool rd = bl_rank_deficient(dmin, dmax, max(mr, p.rank_rows), n);
         p.info[b] = bad ? BL_INFO_NONFINITE : ((rd ? BL_INFO_RANK_DEFICIENT : 0u) | (ovf ? BL_INFO_OVERFLOW : 0u));
     }
     if (p.q == nullptr) return;
@@ -665,11 +665,12 @@ __device__ __forceinline__ T bl_block_sum(T v, T* red) {
 }
 
 // The rank rule (bl_rank_deficient) over the diagonal of the factored work copy W, which
-// holds R_kk = beta_k (one thread, after the factorisation's last barrier).
-template <typename T> __device__ bool bl_mem_rank_deficient(const T* W, int ld, int m, int n) {
+// holds R_kk = beta_k (one thread, after the factorisation's last barrier); the rule counts
+// rank_rows rows where that is more than m (QrArgs::rank_rows).
+template <typename T> __device__ bool bl_mem_rank_deficient(const T* W, int ld, int m, int n, int rank_rows) {
     T dmin = BlT<T>::huge(), dmax = T(0);
     for (int k = 0; k < min(m, n); ++k) bl_diag_range(W[(bl_i64)k * ld + k], dmin, dmax);
-    return bl_rank_deficient(dmin, dmax, m, n);
+    return bl_rank_deficient(dmin, dmax, max(m, rank_rows), n);
 }
 
 // Copies matrix b of A into the row-major work copy W (mm x ld, zero padded to mm rows and
@@ -820,7 +821,7 @@ __device__ __forceinline__ void bl_qr_mem(const QrArgs& p) {
 
     const bool ovf = bl_mem_store_r<T>(p, outer, in, mr, n, W, ld, ssgn, e);
     if (tid == 0 && p.info)
-        p.info[b] = (bl_mem_rank_deficient(W, ld, mr, n) ? BL_INFO_RANK_DEFICIENT : 0u) | (ovf ? BL_INFO_OVERFLOW : 0u);
+        p.info[b] = (bl_mem_rank_deficient(W, ld, mr, n, p.rank_rows) ? BL_INFO_RANK_DEFICIENT : 0u) | (ovf ? BL_INFO_OVERFLOW : 0u);
     if (!p.q) return;
 
     for (int idx = tid; idx < mm * qc; idx += NT) {
@@ -1126,7 +1127,7 @@ __device__ __forceinline__ void bl_qr_wy(const QrArgs& p) {
     __syncthreads();
     const bool ovf = bl_mem_store_r<T>(p, outer, in, mr, n, W, ld, ssgn, e);
     if (tid == 0 && p.info)
-        p.info[b] = (bl_mem_rank_deficient(W, ld, mr, n) ? BL_INFO_RANK_DEFICIENT : 0u) | (ovf ? BL_INFO_OVERFLOW : 0u);
+        p.info[b] = (bl_mem_rank_deficient(W, ld, mr, n, p.rank_rows) ? BL_INFO_RANK_DEFICIENT : 0u) | (ovf ? BL_INFO_OVERFLOW : 0u);
     if (!p.q) return;
 
     // Q = H_0 H_1 ... applied to the identity, a panel at a time from the last: the panel's
