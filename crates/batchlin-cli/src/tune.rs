@@ -1017,12 +1017,7 @@ fn confirm<T: Real>(
     if again.is_empty() {
         return;
     }
-    if let Some(k) = plans
-        .iter()
-        .map(|(_, plan)| plan.kernel)
-        .chain(KERNELS.iter())
-        .find(|k| kernel_key(k) == best_key)
-    {
+    if let Some(k) = KERNELS.iter().find(|k| kernel_key(k) == best_key) {
         again.push(k);
     }
     for _ in 0..CONFIRM_ROUNDS {

@@ -449,10 +449,7 @@ fn structured_runs<T: Real>(seed: u64, sizes: &[usize], runs: &[Options]) {
         let mats: Vec<M> = cases.iter().map(|c| c.1.clone()).collect();
         let inp = Input::<T>::contiguous(&mats, &[mats.len()], n, n);
         for opts in runs {
-            let run = match opts.kernel {
-                Some(k) => format!("{} kernel {k}", opts.backend.name()),
-                None => opts.backend.name().to_string(),
-            };
+            let run = run_name(opts);
             for uplo in UPLOS {
                 let res = match try_eigh(&inp.view(), uplo, true, opts) {
                     Ok(res) => res,
@@ -552,12 +549,10 @@ fn eigh_structured_divide_and_conquer() {
 /// kernel not known (`cusolver`, or `block` on a first call's detour).
 #[test]
 fn eigh_structured_every_cuda_kernel() {
-    if !backends(Op::Eigh).contains(&Backend::Cuda) {
+    let runs = forced_cuda_kernels(Op::Eigh);
+    if runs.is_empty() {
         return;
     }
-    let runs: Vec<Options> = batchlin::registry::kernels(Op::Eigh, Backend::Cuda)
-        .map(|k| Options::with_kernel(Backend::Cuda, k.name))
-        .collect();
     structured_runs::<f32>(118, &[17, 33, 65, 97, 200, 257], &runs);
     structured_runs::<f64>(119, &[17, 33, 65, 97, 200, 257], &runs);
 }

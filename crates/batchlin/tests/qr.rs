@@ -759,17 +759,9 @@ fn rank_flag<T: Real>(seed: u64) {
             .into_iter()
             .map(Options::with_backend)
             .collect();
-        if backends(Op::Qr).contains(&Backend::Cuda) {
-            runs.extend(
-                batchlin::registry::kernels(Op::Qr, Backend::Cuda)
-                    .map(|k| Options::with_kernel(Backend::Cuda, k.name)),
-            );
-        }
+        runs.extend(forced_cuda_kernels(Op::Qr));
         for opts in &runs {
-            let run = match opts.kernel {
-                Some(k) => format!("{} kernel {k}", opts.backend.name()),
-                None => opts.backend.name().to_string(),
-            };
+            let run = run_name(opts);
             for mode in MODES {
                 let info = match batchlin::qr_ex(&inp.view(), mode, opts) {
                     Ok((_, info)) => info,

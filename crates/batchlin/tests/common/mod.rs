@@ -1076,6 +1076,24 @@ pub fn one_kernel<T: Real>(
     }
 }
 
+/// Every CUDA kernel of `op` forced, where a GPU is present (none otherwise).
+pub fn forced_cuda_kernels(op: batchlin::Op) -> Vec<Options> {
+    if !backends(op).contains(&Backend::Cuda) {
+        return vec![];
+    }
+    batchlin::registry::kernels(op, Backend::Cuda)
+        .map(|k| Options::with_kernel(Backend::Cuda, k.name))
+        .collect()
+}
+
+/// What `opts` runs on, for a failure's message: the backend, and the kernel where forced.
+pub fn run_name(opts: &Options) -> String {
+    match opts.kernel {
+        Some(k) => format!("{} kernel {k}", opts.backend.name()),
+        None => opts.backend.name().to_string(),
+    }
+}
+
 /// `b`, or for Auto the backend `routed` names.
 pub fn concrete(b: Backend, routed: impl FnOnce() -> Backend) -> Backend {
     if b == Backend::Auto {
