@@ -535,6 +535,8 @@ struct CusEighArgs {
     scale: u64,
     mx: u64,
     dinfo: u64,
+    probe: u64,
+    redo: u64,
     b0: i32,
     n: i32,
     lower: i32,
@@ -543,6 +545,9 @@ struct CusEighArgs {
 /// Scratch for the matrices of one chunk (work matrices and values): the batch is split
 /// into chunks of this size.
 const CHUNK_BYTES: usize = 1 << 30;
+
+/// The check's probe vectors (kernels/cusolver.cu `BL_CUS_PROBES`).
+const PROBES: usize = 4;
 
 /// The most matrices one `XsyevBatched` call is given: on the H200 (CUDA 13.0) it failed
 /// with status 7 (internal error) at 65536 matrices of 2x2 and 8x8 (`batchlin tune`,
@@ -574,6 +579,14 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         )
     };
     let (scale, pack, unpack) = (step("scale")?, step("pack")?, step("unpack")?);
+    // With vectors, each matrix's are checked before unpack and recomputed by `block` where
+    // they miss the accuracy floor (kernels/cusolver.cu `cus_eigh_check`).
+    let check_vectors = c.v.is_some();
+    let check_step = if check_vectors {
+        Some(step("check")?)
+    } else {
+        None
+    };
     // Tiles a matrix (kernels/cusolver.cu: BL_CUS_SCALE_TILE, BL_CUS_TILE).
     let (scale_tiles, tiles) = (n.div_ceil(64), n.div_ceil(32));
     let mut hs = HANDLES.lock().unwrap_or_else(|e| e.into_inner());
@@ -596,6 +609,13 @@ pub(crate) unsafe fn run_eigh<T: Real>(
     let ints = sc.alloc(chunk * 2 * 4)?;
     let mx = sc.alloc(chunk * 8)?;
     let solver_work = sc.alloc(lwork.max(1) as usize * es)?;
+    let (probe, redo) = if check_vectors {
+        let redo = sc.alloc(batch * 4)?;
+        super::driver::zero_words(redo, batch, stream)?;
+        (sc.alloc(chunk * 2 * PROBES * n * 8)?, redo)
+    } else {
+        (0, 0)
+    };
     // The batched call's workspaces, for a full chunk (a shorter last chunk needs less).
     let dt = if f64_ { 1 } else { 0 }; // CUDA_R_64F, CUDA_R_32F
     let mut batched_work = match lib.syev_batched {
@@ -644,6 +664,8 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         scale: ints,
         mx,
         dinfo: ints + (chunk * 4) as u64,
+        probe,
+        redo,
         n: ni,
         lower: c.lower as i32,
         b0: 0,
@@ -719,8 +741,15 @@ pub(crate) unsafe fn run_eigh<T: Real>(
                 }
             }
         }
+        if let Some(check) = check_step {
+            launch(check, (chunk_y, 1), 256, 0, stream, &args)?;
+        }
         launch(unpack, (tiles as u32, chunk_y), 256, 0, stream, &args)?;
         b0 += cnt;
+    }
+    if check_vectors {
+        // Every matrix's block returns at once unless its check failed: no host sync.
+        super::eigh::run_block::<T>(dev, stream, c, redo)?;
     }
     if batched_work.as_ref().is_some_and(|(_, hb)| !hb.is_empty()) {
         // A host workspace must outlive the work that reads it.

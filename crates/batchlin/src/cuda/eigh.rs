@@ -38,6 +38,7 @@ struct EighArgs {
     nmat: i32,
     a_global: i32,
     fast: i32,
+    only: u64,
 }
 
 /// One eigh call on device memory.
@@ -187,7 +188,7 @@ pub(crate) unsafe fn run<T: Real>(
         "warp" => run_warp::<T>(dev, stream, c, Warp::Jacobi),
         "warp-ql" => run_warp::<T>(dev, stream, c, Warp::Ql),
         "warp-bisect" => run_warp::<T>(dev, stream, c, Warp::Bisect),
-        _ => run_block::<T>(dev, stream, c),
+        _ => run_block::<T>(dev, stream, c, 0),
     }
 }
 
@@ -244,7 +245,14 @@ unsafe fn run_warp<T: Real>(dev: &Device, stream: RawStream, c: &Call, kind: War
     )
 }
 
-unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Result<()> {
+/// The `block` kernel; `only`: 0, or device words a matrix, nonzero for the matrices to
+/// compute (the others' outputs are left as they are: cuSOLVER's redone, `cusolver.rs`).
+pub(crate) unsafe fn run_block<T: Real>(
+    dev: &Device,
+    stream: RawStream,
+    c: &Call,
+    only: u64,
+) -> Result<()> {
     let (n, batch) = (c.n, c.batch);
     if n > MAX_N {
         return Err(Error::Argument(format!(
@@ -279,6 +287,7 @@ unsafe fn run_block<T: Real>(dev: &Device, stream: RawStream, c: &Call) -> Resul
     }
     args.a_global = !in_smem as i32;
     args.fast = fast as i32;
+    args.only = only;
     let mut b0 = 0;
     while b0 < batch {
         let cnt = chunk.min(batch - b0);

@@ -12,6 +12,10 @@
 // caller's strided outputs, NaN for the non-finite matrices, and the info words.
 // Tiles go through shared memory, so that reads and writes both follow the faster axis
 // of their own layout.
+// With eigenvectors, `cus_eigh_check_<t>` tests the solver's output before unpack: the
+// batched solver (XsyevBatched, CUDA 13.0) returned eigenvectors 2e-3 to 4e-3 from
+// orthogonal for matrices of ones (float32 n = 17, float64 n = 97, on an H100), so each
+// matrix whose vectors miss the accuracy floor is marked for `block` to compute again.
 // info: bit 0 non-finite input, bit 1 cuSOLVER's info > 0 (not converged), bit 3 an
 // eigenvalue beyond the type's range once unscaled; no iteration count (cuSOLVER gives
 // none).
@@ -30,6 +34,8 @@ struct CusEighArgs {
     int* scale;      // chunk: the power of two, or INT_MIN for a non-finite matrix
     unsigned long long* mx;  // chunk: max|a| a matrix as BlBits (zeroed before scale)
     const int* dinfo;  // chunk: the solver's info
+    double* probe;     // chunk x 8n: the check's Y = Z X and U = Z diag(w) X
+    unsigned int* redo;  // batch: set by the check where `block` must compute the vectors again
     int b0, n, lower;
 };
 
@@ -155,9 +161,104 @@ template <typename T> __device__ void bl_cus_eigh_unpack(const CusEighArgs& p) {
     }
 }
 
+// The check's probes: BL_CUS_PROBES vectors of +-1 entries by a hash of (row, probe),
+// the same in every call.
+#define BL_CUS_PROBES 4
+__device__ __forceinline__ double bl_cus_probe(int i, int k) {
+    unsigned h = (unsigned)i * 0x9E3779B1u ^ (unsigned)(k + 1) * 0x85EBCA77u;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    return (h & 1u) ? 1.0 : -1.0;
+}
+
+// One matrix a block: whether the solver's Z (work, column-major) and W (wwork) of the
+// scaled matrix A_s hold its eigendecomposition to half the accuracy floor every backend
+// keeps (docs/ARCHITECTURE.md "Numerics": ||Z^T Z - I||_F / sqrt(n) and ||A Z - Z W||_F /
+// ||A||_F at most 2e-5 (float32) or 3.7e-14 (float64), the first allowed sqrt(n / 256)
+// more above 256), estimated in double on BL_CUS_PROBES random sign vectors X, whose
+// ||E X||_F^2 / ||X||_F^2 estimates ||E||_F^2 / n without the n^3 products: O(n^2) a
+// matrix, a few per cent of the solve. A miss, a NaN, or the solver's info > 0 sets
+// redo[b]. Matrices with NaN/Inf input are left to unpack (their outputs are NaN).
+template <typename T> __device__ void bl_cus_eigh_check(const CusEighArgs& p) {
+    __shared__ double red[32];
+    const int n = p.n, tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    const bl_i64 b = (bl_i64)p.b0 + blockIdx.x;
+    const int es = p.scale[blockIdx.x];
+    if (es == (int)0x80000000) return;  // the whole block: non-finite input
+    const T* z = reinterpret_cast<const T*>(p.work) + (bl_i64)blockIdx.x * n * n;
+    const T* wv = reinterpret_cast<const T*>(p.wwork) + (bl_i64)blockIdx.x * n;
+    double* Y = p.probe + (bl_i64)blockIdx.x * 2 * BL_CUS_PROBES * n;
+    double* U = Y + BL_CUS_PROBES * n;
+    // Y = Z X and U = Z diag(w) X, a thread a row (down Z's contiguous columns).
+    for (int i = tid; i < n; i += nt) {
+        double y[BL_CUS_PROBES] = {}, u[BL_CUS_PROBES] = {};
+        for (int j = 0; j < n; ++j) {
+            const double zij = z[(bl_i64)j * n + i], zw = zij * (double)wv[j];
+#pragma unroll
+            for (int k = 0; k < BL_CUS_PROBES; ++k) {
+                const double x = bl_cus_probe(j, k);
+                y[k] += zij * x;
+                u[k] += zw * x;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < BL_CUS_PROBES; ++k) {
+            Y[i * BL_CUS_PROBES + k] = y[k];
+            U[i * BL_CUS_PROBES + k] = u[k];
+        }
+    }
+    __syncthreads();
+    // ||Z^T Y - X||^2, a warp a column of Z.
+    double orth = 0.0;
+    for (int j = wid; j < n; j += nw) {
+        double g[BL_CUS_PROBES] = {};
+        for (int i = lane; i < n; i += 32) {
+            const double zij = z[(bl_i64)j * n + i];
+#pragma unroll
+            for (int k = 0; k < BL_CUS_PROBES; ++k) g[k] += zij * Y[i * BL_CUS_PROBES + k];
+        }
+#pragma unroll
+        for (int k = 0; k < BL_CUS_PROBES; ++k) {
+            const double d = bl_warp_sum(g[k]) - bl_cus_probe(j, k);
+            if (lane == 0) orth += d * d;
+        }
+    }
+    // ||A_s Y - U||^2, a thread a row, A's named triangle through the caller's strides,
+    // scaled and flushed as pack writes it; and ||A_s||_F^2 = sum w^2.
+    const T* ap = reinterpret_cast<const T*>(p.a) + b * p.a_bs;
+    double res = 0.0, wf = 0.0;
+    for (int i = tid; i < n; i += nt) {
+        double t[BL_CUS_PROBES] = {};
+        for (int j = 0; j < n; ++j) {
+            T x = bl_scale2(bl_cus_named(p, i, j) ? ap[i * p.a_rs + j * p.a_cs] : ap[j * p.a_rs + i * p.a_cs], -es);
+            if (BlT<T>::abs_(x) < BlT<T>::tiny()) x = T(0);
+#pragma unroll
+            for (int k = 0; k < BL_CUS_PROBES; ++k) t[k] += (double)x * Y[j * BL_CUS_PROBES + k];
+        }
+#pragma unroll
+        for (int k = 0; k < BL_CUS_PROBES; ++k) {
+            const double d = t[k] - U[i * BL_CUS_PROBES + k];
+            res += d * d;
+        }
+        wf += (double)wv[i] * (double)wv[i];
+    }
+    orth = bl_sum_all(orth, red);
+    res = bl_sum_all(res, red);
+    wf = bl_sum_all(wf, red);
+    if (tid == 0) {
+        const double np = (double)BL_CUS_PROBES * n, tol = 84.0 * (double)BlT<T>::eps();
+        const double grow = n > 256 ? sqrt(n / 256.0) : 1.0;
+        const bool ok = sqrt(orth / np) <= tol * grow && sqrt(res / np) <= tol * sqrt(wf / n);
+        if (!ok || p.dinfo[blockIdx.x] > 0) p.redo[b] = 1u;
+    }
+}
+
 #define BL_CUS_EIGH_SCALE(TN, T)                                                                     \
     extern "C" __global__ void __launch_bounds__(256) cus_eigh_scale_##TN(CusEighArgs p) { bl_cus_eigh_scale<T>(p); }
 #define BL_CUS_EIGH_PACK(TN, T)                                                                      \
     extern "C" __global__ void __launch_bounds__(256) cus_eigh_pack_##TN(CusEighArgs p) { bl_cus_eigh_pack<T>(p); }
 #define BL_CUS_EIGH_UNPACK(TN, T)                                                                    \
     extern "C" __global__ void __launch_bounds__(256) cus_eigh_unpack_##TN(CusEighArgs p) { bl_cus_eigh_unpack<T>(p); }
+#define BL_CUS_EIGH_CHECK(TN, T)                                                                     \
+    extern "C" __global__ void __launch_bounds__(256) cus_eigh_check_##TN(CusEighArgs p) { bl_cus_eigh_check<T>(p); }

@@ -37,6 +37,7 @@ struct EighArgs {
     int nmat;  // warp kernel: matrices b0 .. b0 + nmat of this launch
     int a_global;  // block: A in `work` (else in shared memory)
     int fast;      // block: the fast path's scratch (3 n^2) in `work`, after A where it is there
+    const unsigned int* only;  // block: NULL, or the matrices b with only[b] != 0 alone (the rest untouched)
 };
 
 // Eigenvalues of the tridiagonal (d, e; e[i] couples i and i + 1) ascending into out[0..n)
@@ -312,6 +313,7 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
     const bl_i64 b = (bl_i64)p.b0 + blockIdx.x;
+    if (p.only && !p.only[b]) return;  // the whole block, before any barrier
     const bool vec = p.v != nullptr;
     T* sm = reinterpret_cast<T*>(bl_smem);
     T* A;
