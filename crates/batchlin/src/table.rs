@@ -9,13 +9,17 @@
 //!   and p75 microseconds); for a GPU, the measured copies to it and back ([`Transfers`]).
 //! - [`Model`]: a table made ready for the planner: per (kernel, variant, dtype) a grid
 //!   sorted on three axes (log batch, log k = log min(m, n), log aspect m / n), looked up
-//!   by binary search, so that a prediction costs well under a microsecond.
+//!   by binary search, so that a prediction costs well under a microsecond. The grids of
+//!   a (variant, dtype) are fitted on its first prediction, and a built-in table's rows
+//!   read then: a process's first plan reads a tenth of the H100 table or less.
 //! - [`loaded`]: the table for this process's device, found once (see there).
 
 use crate::error::{Error, Result};
 use crate::problem::{Backend, Op, Problem, Variant};
 use crate::registry::{self, Kernel};
 use crate::scalar::DType;
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -331,19 +335,19 @@ impl Table {
     /// Read a table's text. `Err` (an `Argument` error naming the line) for anything
     /// the writer would not have written.
     pub fn parse(text: &str) -> Result<Table> {
-        Table::read(text, false)
+        Table::read(text, Upto::End).map(|(t, _)| t)
     }
 
     /// The device a table's text is for, read from its head alone (the points of a
     /// table for another device are never parsed: a 2-core machine's full table is about
     /// 1.2 MB and 12 ms to read). None where the head is unreadable.
     pub fn device_key(text: &str) -> Option<DeviceKey> {
-        Table::read(text, true).ok().map(|t| t.device)
+        Table::read(text, Upto::Kernels).ok().map(|(t, _)| t.device)
     }
 
-    /// `parse`, or with `head_only` up to the `[kernels]` section (no versions nor
-    /// points).
-    fn read(text: &str, head_only: bool) -> Result<Table> {
+    /// `parse`, or the part of the text `upto` says; with `Upto::Rows` also the text from
+    /// the first row on, unread (else empty).
+    fn read(text: &str, upto: Upto) -> Result<(Table, &str)> {
         let bad = |no: usize, why: &str| Error::Argument(format!("cost table line {no}: {why}"));
         let mut section = String::new();
         let mut top: Vec<(String, Value)> = vec![];
@@ -351,6 +355,7 @@ impl Table {
         let mut transfer: Vec<(String, Value)> = vec![];
         let mut versions = vec![];
         let mut rows: Option<(usize, &str)> = None;
+        let mut unread = "";
         let mut columns_seen = false;
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
         while let Some((no, line)) = lines.next() {
@@ -359,7 +364,7 @@ impl Table {
                 continue;
             }
             if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-                if head_only && name.trim() == "kernels" {
+                if upto == Upto::Kernels && name.trim() == "kernels" {
                     break;
                 }
                 match name.trim() {
@@ -384,6 +389,11 @@ impl Table {
                 // the text (a table's rows are megabytes, read on a process's first plan).
                 let start = no + 1;
                 let offset = |l: &str| l.as_ptr() as usize - text.as_ptr() as usize;
+                if upto == Upto::Rows && section == "points" && key == "rows" {
+                    // Left for `Model` to read a (variant, dtype) at a time.
+                    unread = lines.next().map_or("", |(_, l)| &text[offset(l)..]);
+                    break;
+                }
                 let mut from = None;
                 let to = loop {
                     let (_, l) = lines
@@ -518,23 +528,27 @@ impl Table {
             }
             Some(t)
         };
-        if head_only {
-            return Ok(Table {
-                device,
-                made,
-                drift,
-                versions,
-                points: vec![],
-                transfer,
-                gpu,
-            });
+        let mut table = Table {
+            device,
+            made,
+            drift,
+            versions,
+            points: vec![],
+            transfer,
+            gpu,
+        };
+        if upto == Upto::Kernels {
+            return Ok((table, unread));
         }
         if !columns_seen {
             return Err(missing("[points] columns"));
         }
+        if upto == Upto::Rows {
+            return Ok((table, unread));
+        }
         let (start, body) = rows.ok_or_else(|| missing("[points] rows"))?;
         let known: std::collections::HashSet<&str> =
-            versions.iter().map(|(k, _)| k.as_str()).collect();
+            table.versions.iter().map(|(k, _)| k.as_str()).collect();
         let mut points = Vec::with_capacity(body.len() / 64);
         for (i, line) in body.lines().enumerate() {
             let no = start + i;
@@ -542,58 +556,98 @@ impl Table {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            // Nine fields in place (a table holds tens of thousands of rows, read on a
-            // process's first plan).
-            let nine = || bad(no, &format!("a point has 9 fields ({COLUMNS})"));
-            let mut fields = line.split_ascii_whitespace();
-            let mut f = [""; 9];
-            for x in f.iter_mut() {
-                *x = fields.next().ok_or_else(nine)?;
-            }
-            if fields.next().is_some() {
-                return Err(nine());
-            }
-            let size = |s: &str| {
-                s.parse::<usize>()
-                    .map_err(|_| bad(no, "a size is a whole number"))
-            };
-            let us = |s: &str| match s.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-                _ => Err(bad(no, "a time is a positive number of microseconds")),
-            };
-            let variant = Variant::ALL
-                .into_iter()
-                .find(|v| v.name() == f[1])
-                .ok_or_else(|| bad(no, "unknown variant"))?;
-            let dtype = match f[2] {
-                "f32" => DType::F32,
-                "f64" => DType::F64,
-                _ => return Err(bad(no, "dtype is f32 or f64")),
-            };
-            if !known.contains(f[0]) {
-                return Err(bad(no, &format!("kernel {} is not in [kernels]", f[0])));
+            let row = Row::parse(line).map_err(|why| bad(no, &why))?;
+            if !known.contains(row.kernel) {
+                return Err(bad(
+                    no,
+                    &format!("kernel {} is not in [kernels]", row.kernel),
+                ));
             }
             points.push(Point {
-                kernel: f[0].to_string(),
-                variant,
-                dtype,
-                batch: size(f[3])?,
-                m: size(f[4])?,
-                n: size(f[5])?,
-                median_us: us(f[6])?,
-                p25_us: us(f[7])?,
-                p75_us: us(f[8])?,
+                kernel: row.kernel.to_string(),
+                variant: row.variant,
+                dtype: row.dtype,
+                batch: row.shape[0],
+                m: row.shape[1],
+                n: row.shape[2],
+                median_us: row.us[0],
+                p25_us: row.us[1],
+                p75_us: row.us[2],
             });
         }
-        Ok(Table {
-            device,
-            made,
-            drift,
-            versions,
-            points,
-            transfer,
-            gpu,
+        table.points = points;
+        Ok((table, ""))
+    }
+}
+
+/// How much of a table's text `Table::read` reads.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Upto {
+    /// The head before `[kernels]`: the device and the transfers.
+    Kernels,
+    /// Everything before the points' rows (a built-in table's, read on demand).
+    Rows,
+    /// Everything, the points too.
+    End,
+}
+
+/// A row of `[points]` as read, the kernel's name borrowed.
+struct Row<'a> {
+    kernel: &'a str,
+    variant: Variant,
+    dtype: DType,
+    /// Batch, m, n.
+    shape: [usize; 3],
+    /// Median, p25 and p75 microseconds.
+    us: [f64; 3],
+}
+
+impl<'a> Row<'a> {
+    /// A row's nine fields, read in place (a table holds tens of thousands, read on a
+    /// process's first plan); Err says what is wrong.
+    fn parse(line: &'a str) -> std::result::Result<Row<'a>, String> {
+        let nine = || format!("a point has 9 fields ({COLUMNS})");
+        let mut fields = line.split_ascii_whitespace();
+        let mut f = [""; 9];
+        for x in f.iter_mut() {
+            *x = fields.next().ok_or_else(nine)?;
+        }
+        if fields.next().is_some() {
+            return Err(nine());
+        }
+        let size = |s: &str| s.parse::<usize>().map_err(|_| "a size is a whole number");
+        let us = |s: &str| match s.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+            _ => Err("a time is a positive number of microseconds"),
+        };
+        let variant = Variant::ALL
+            .into_iter()
+            .find(|v| v.name() == f[1])
+            .ok_or("unknown variant")?;
+        let dtype = match f[2] {
+            "f32" => DType::F32,
+            "f64" => DType::F64,
+            _ => return Err("dtype is f32 or f64".into()),
+        };
+        Ok(Row {
+            kernel: f[0],
+            variant,
+            dtype,
+            shape: [size(f[3])?, size(f[4])?, size(f[5])?],
+            us: [us(f[6])?, us(f[7])?, us(f[8])?],
         })
+    }
+}
+
+impl Point {
+    fn row(&self) -> Row<'_> {
+        Row {
+            kernel: &self.kernel,
+            variant: self.variant,
+            dtype: self.dtype,
+            shape: [self.batch, self.m, self.n],
+            us: [self.median_us, self.p25_us, self.p75_us],
+        }
     }
 }
 
@@ -843,8 +897,6 @@ fn scaling(c: &[f64; 3]) -> f64 {
 #[derive(Clone, Debug)]
 struct Grid {
     kernel: usize,
-    variant: Variant,
-    dtype: DType,
     axes: [Vec<f64>; 3],
     ln_us: Vec<[f64; 3]>,
 }
@@ -869,6 +921,37 @@ fn bracket(axis: &[f64], x: f64) -> (usize, usize, f64) {
 const SAME: f64 = 1e-9;
 
 impl Grid {
+    /// Kernel `kernel`'s grid from its rows of one (variant, dtype), in the table's order.
+    fn fit(kernel: usize, rows: &[Row]) -> Grid {
+        let cs: Vec<[f64; 3]> = rows
+            .iter()
+            .map(|r| coords(r.shape[0], r.shape[1], r.shape[2]))
+            .collect();
+        let axes: [Vec<f64>; 3] = std::array::from_fn(|a| {
+            let mut v: Vec<f64> = cs.iter().map(|c| c[a]).collect();
+            v.sort_by(f64::total_cmp);
+            v.dedup_by(|x, y| (*x - *y).abs() < SAME);
+            v
+        });
+        let mut g = Grid {
+            kernel,
+            ln_us: vec![[f64::NAN; 3]; axes.iter().map(Vec::len).product()],
+            axes,
+        };
+        for (r, c) in rows.iter().zip(&cs) {
+            let at = |a: usize| g.axes[a].partition_point(|&v| v < c[a] - SAME);
+            let i = g.index([at(0), at(1), at(2)]);
+            // A shape measured twice: the faster (later rows refine, not repeat).
+            // The spread's quartiles kept about the median, whatever the row says.
+            let med = r.us[0].ln();
+            let v = [med, r.us[1].ln().min(med), r.us[2].ln().max(med)];
+            if g.ln_us[i][0].is_nan() || med < g.ln_us[i][0] {
+                g.ln_us[i] = v;
+            }
+        }
+        g
+    }
+
     fn index(&self, i: [usize; 3]) -> usize {
         (i[0] * self.axes[1].len() + i[1]) * self.axes[2].len() + i[2]
     }
@@ -946,14 +1029,108 @@ pub fn current_kernel(key: &str, version: u32) -> Option<usize> {
         .filter(|&i| registry::KERNELS[i].version == version)
 }
 
-/// A table made ready for prediction.
+/// The grids of one (variant, dtype), a current kernel's each, from its rows in the
+/// table's order; rows of a kernel not `current` (by name: its registry index), of
+/// another operation or of an empty shape are left out.
+fn fit_series(rows: Vec<Row>, current: &HashMap<String, usize>) -> Vec<Grid> {
+    let mut by_kernel: Vec<(usize, Vec<Row>)> = vec![];
+    for r in rows {
+        if r.shape.contains(&0) {
+            continue;
+        }
+        let Some(&k) = current.get(r.kernel) else {
+            continue;
+        };
+        if registry::KERNELS[k].op != r.variant.op() {
+            continue;
+        }
+        match by_kernel.iter_mut().find(|(i, _)| *i == k) {
+            Some((_, rows)) => rows.push(r),
+            None => by_kernel.push((k, vec![r])),
+        }
+    }
+    by_kernel
+        .iter()
+        .map(|(k, rows)| Grid::fit(*k, rows))
+        .collect()
+}
+
+/// The series a model fits apart: one a (variant, dtype), as `series_index` numbers them.
+const SERIES: usize = Variant::ALL.len() * 2;
+
+fn series_index(variant: Variant, dtype: DType) -> Option<usize> {
+    let d = match dtype {
+        DType::F32 => 0,
+        DType::F64 => 1,
+        _ => return None,
+    };
+    Some(Variant::ALL.iter().position(|&v| v == variant)? * 2 + d)
+}
+
+/// What a model's series not yet fitted are fitted from.
+#[derive(Clone)]
+enum Rows {
+    /// Nothing: every series is fitted (`Model::new`).
+    Fitted,
+    /// A table read whole (a local file): its points.
+    Points(Vec<Point>),
+    /// A built-in table's text from its first row on, unread: a plan needs the rows of
+    /// one (variant, dtype), a tenth of the table's or fewer.
+    Text(&'static str),
+}
+
+impl fmt::Debug for Rows {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rows::Fitted => write!(f, "Fitted"),
+            Rows::Points(p) => write!(f, "Points({} points)", p.len()),
+            Rows::Text(t) => write!(f, "Text({} bytes)", t.len()),
+        }
+    }
+}
+
+impl Rows {
+    /// The rows of (`variant`, `dtype`), in the table's order. A built-in table's rows
+    /// are read here (every one is read at build time by a unit test); one that does not
+    /// read is passed over.
+    fn of(&self, variant: Variant, dtype: DType) -> Vec<Row<'_>> {
+        match self {
+            Rows::Fitted => vec![],
+            Rows::Points(points) => points
+                .iter()
+                .filter(|p| p.variant == variant && p.dtype == dtype)
+                .map(Point::row)
+                .collect(),
+            Rows::Text(text) => {
+                let (v, d) = (variant.name(), dtype_name(dtype));
+                text.lines()
+                    .map(str::trim)
+                    .take_while(|l| *l != "\"\"\"")
+                    .filter(|l| {
+                        // Variant and dtype are the second and third fields.
+                        let mut f = l.split_ascii_whitespace();
+                        !l.starts_with('#') && f.nth(1) == Some(v) && f.next() == Some(d)
+                    })
+                    .filter_map(|l| Row::parse(l).ok())
+                    .collect()
+            }
+        }
+    }
+}
+
+/// A table made ready for prediction. Each (variant, dtype)'s grids are fitted on its
+/// first prediction (a process plans few), except in a model from [`Model::new`].
 #[derive(Clone, Debug)]
 pub struct Model {
     pub device: DeviceKey,
     /// Where it came from (a path, or `tables/NAME` for one built in).
     pub origin: String,
-    grids: Vec<Grid>,
-    /// Kernels whose rows were left out: measured at another version than the registry's,
+    /// Each series' grids (`series_index`), once fitted.
+    grids: [OnceLock<Vec<Grid>>; SERIES],
+    rows: Rows,
+    /// The kernels whose rows are current, by name: their index in the registry.
+    current: HashMap<String, usize>,
+    /// Kernels whose rows are left out: measured at another version than the registry's,
     /// or no longer in the registry.
     pub stale: Vec<String>,
     /// A GPU's copies to it and back.
@@ -963,78 +1140,53 @@ pub struct Model {
 }
 
 impl Model {
-    /// Build from a table. Rows of a kernel the registry no longer has, or has at another
-    /// version, are left out (and listed in `stale`).
+    /// Build from a table, every series fitted. Rows of a kernel the registry no longer
+    /// has, or has at another version, are left out (and listed in `stale`).
     pub fn new(t: &Table, origin: &str) -> Model {
+        let m = Model::unfitted(t, origin, Rows::Fitted);
+        // One pass over the rows, grouped by series (tens of thousands of rows).
+        let mut by_series: Vec<Vec<Row>> = (0..SERIES).map(|_| vec![]).collect();
+        for p in &t.points {
+            if let Some(i) = series_index(p.variant, p.dtype) {
+                by_series[i].push(p.row());
+            }
+        }
+        for (grids, rows) in m.grids.iter().zip(by_series) {
+            let _ = grids.set(fit_series(rows, &m.current));
+        }
+        m
+    }
+
+    /// A model of `t`'s head whose series are fitted from `rows` on first use.
+    fn unfitted(t: &Table, origin: &str, rows: Rows) -> Model {
         let mut stale = vec![];
-        let mut current = vec![];
+        let mut current = HashMap::new();
         for (key, v) in &t.versions {
             match current_kernel(key, *v) {
-                Some(i) => current.push((key.as_str(), i)),
+                Some(i) => {
+                    current.insert(key.clone(), i);
+                }
                 None => stale.push(key.clone()),
             }
         }
-        // Kernels and series found by maps: tens of thousands of rows, grouped by shape
-        // rather than by kernel, on a process's first plan.
-        let current: std::collections::HashMap<&str, usize> = current.into_iter().collect();
-        let mut series: Vec<(usize, Variant, DType, Vec<&Point>)> = vec![];
-        let mut index: std::collections::HashMap<(usize, Variant, DType), usize> =
-            Default::default();
-        for p in &t.points {
-            if p.batch == 0 || p.m == 0 || p.n == 0 {
-                continue;
-            }
-            let Some(&k) = current.get(p.kernel.as_str()) else {
-                continue;
-            };
-            if registry::KERNELS[k].op != p.variant.op() {
-                continue;
-            }
-            let next = series.len();
-            let i = *index.entry((k, p.variant, p.dtype)).or_insert(next);
-            if i == next {
-                series.push((k, p.variant, p.dtype, vec![]));
-            }
-            series[i].3.push(p);
-        }
-        let grids = series
-            .into_iter()
-            .map(|(kernel, variant, dtype, pts)| {
-                let cs: Vec<[f64; 3]> = pts.iter().map(|p| coords(p.batch, p.m, p.n)).collect();
-                let axes: [Vec<f64>; 3] = std::array::from_fn(|a| {
-                    let mut v: Vec<f64> = cs.iter().map(|c| c[a]).collect();
-                    v.sort_by(f64::total_cmp);
-                    v.dedup_by(|x, y| (*x - *y).abs() < SAME);
-                    v
-                });
-                let mut g = Grid {
-                    kernel,
-                    variant,
-                    dtype,
-                    ln_us: vec![[f64::NAN; 3]; axes.iter().map(Vec::len).product()],
-                    axes,
-                };
-                for (p, c) in pts.iter().zip(&cs) {
-                    let at = |a: usize| g.axes[a].partition_point(|&v| v < c[a] - SAME);
-                    let i = g.index([at(0), at(1), at(2)]);
-                    // A shape measured twice: the faster (later rows refine, not repeat).
-                    // The spread's quartiles kept about the median, whatever the row says.
-                    let med = p.median_us.ln();
-                    let v = [med, p.p25_us.ln().min(med), p.p75_us.ln().max(med)];
-                    if g.ln_us[i][0].is_nan() || med < g.ln_us[i][0] {
-                        g.ln_us[i] = v;
-                    }
-                }
-                g
-            })
-            .collect();
         Model {
             device: t.device.clone(),
             origin: origin.to_string(),
-            grids,
+            grids: std::array::from_fn(|_| OnceLock::new()),
+            rows,
+            current,
             stale,
             transfer: t.transfer,
             gpu: t.gpu.clone(),
+        }
+    }
+
+    /// The grids of (`variant`, `dtype`), fitted on first use.
+    fn series(&self, variant: Variant, dtype: DType) -> &[Grid] {
+        match series_index(variant, dtype) {
+            Some(i) => self.grids[i]
+                .get_or_init(|| fit_series(self.rows.of(variant, dtype), &self.current)),
+            None => &[],
         }
     }
 
@@ -1049,18 +1201,19 @@ impl Model {
             .iter()
             .position(|k| std::ptr::eq(k, kernel))?;
         let g = self
-            .grids
+            .series(p.variant, p.dtype)
             .iter()
-            .find(|g| g.kernel == idx && g.variant == p.variant && g.dtype == p.dtype)?;
+            .find(|g| g.kernel == idx)?;
         Some(g.predict(coords(p.batch, p.m, p.n)))
     }
 
-    /// Whether the table has rows for `op` on `backend` (any variant).
+    /// Whether the table has rows for `op` on `backend` (any variant; fits `op`'s series).
     pub fn covers(&self, op: Op, backend: Backend) -> bool {
-        self.grids.iter().any(|g| {
-            let k = &registry::KERNELS[g.kernel];
-            k.op == op && k.backend == backend
-        })
+        let variants = Variant::ALL.into_iter().filter(|v| v.op() == op);
+        variants
+            .flat_map(|v| [self.series(v, DType::F32), self.series(v, DType::F64)])
+            .flatten()
+            .any(|g| registry::KERNELS[g.kernel].backend == backend)
     }
 }
 
@@ -1193,7 +1346,7 @@ pub fn local_dir() -> Option<std::path::PathBuf> {
 /// the built-in ones: (origin, text or why it is unreadable).
 fn stored(
     dir: Option<std::path::PathBuf>,
-) -> impl Iterator<Item = (String, std::result::Result<String, String>)> {
+) -> impl Iterator<Item = (String, std::result::Result<Cow<'static, str>, String>)> {
     let mut files: Vec<std::path::PathBuf> = dir
         .and_then(|d| std::fs::read_dir(d).ok())
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -1202,11 +1355,12 @@ fn stored(
     files.sort();
     let local = files.into_iter().map(|f| {
         let text = std::fs::read_to_string(&f).map_err(|e| e.to_string());
+        let text = text.map(Cow::Owned);
         (f.display().to_string(), text)
     });
     let built_in = BUILT_IN
         .iter()
-        .map(|(name, text)| (format!("built-in tables/{name}"), Ok(text.to_string())));
+        .map(|(name, text)| (format!("built-in tables/{name}"), Ok(Cow::Borrowed(*text))));
     local.chain(built_in)
 }
 
@@ -1218,10 +1372,28 @@ fn env_table() -> String {
         .to_string()
 }
 
+/// A stored table read for a model: its head, and its rows to fit the series from. A
+/// built-in table's rows are left unread (the unit tests read each whole:
+/// `built_in_tables_are_current_and_found_for_their_device`); a file's are read whole
+/// here, so that one that does not read is passed over.
+fn read_stored(text: Cow<'static, str>) -> Result<(Table, Rows)> {
+    match text {
+        Cow::Borrowed(text) => {
+            let (t, unread) = Table::read(text, Upto::Rows)?;
+            Ok((t, Rows::Text(unread)))
+        }
+        Cow::Owned(text) => {
+            let mut t = Table::parse(&text)?;
+            let points = std::mem::take(&mut t.points);
+            Ok((t, Rows::Points(points)))
+        }
+    }
+}
+
 /// [`loaded`]'s search, given `BATCHLIN_TABLE`'s value and the local directory.
 fn find(key: &DeviceKey, env: &str, dir: Option<std::path::PathBuf>) -> Loaded {
     let mut notes: Vec<String> = vec![];
-    let usable = |t: Table, origin: &str, notes: &mut Vec<String>| -> Option<Model> {
+    let usable = |(t, rows): (Table, Rows), origin: &str, notes: &mut Vec<String>| {
         if &t.device != key {
             return None;
         }
@@ -1230,7 +1402,7 @@ fn find(key: &DeviceKey, env: &str, dir: Option<std::path::PathBuf>) -> Loaded {
                 notes.push(format!("{origin} drifted {:.0}% while measured", d * 100.0));
                 None
             }
-            _ => Some(Model::new(&t, origin)),
+            _ => Some(Model::unfitted(&t, origin, rows)),
         }
     };
     match env {
@@ -1243,8 +1415,8 @@ fn find(key: &DeviceKey, env: &str, dir: Option<std::path::PathBuf>) -> Loaded {
         }
         path => {
             let model = match std::fs::read_to_string(path).map_err(|e| e.to_string()) {
-                Ok(text) => match Table::parse(&text) {
-                    Ok(t) if &t.device != key => {
+                Ok(text) => match read_stored(text.into()) {
+                    Ok((t, _)) if &t.device != key => {
                         notes.push(format!("BATCHLIN_TABLE={path} is for {}", t.device));
                         None
                     }
@@ -1273,9 +1445,9 @@ fn find(key: &DeviceKey, env: &str, dir: Option<std::path::PathBuf>) -> Loaded {
         {
             continue;
         }
-        match text.and_then(|t| Table::parse(&t).map_err(|e| e.message().to_string())) {
-            Ok(t) => {
-                if let Some(m) = usable(t, &origin, &mut notes) {
+        match text.and_then(|t| read_stored(t).map_err(|e| e.message().to_string())) {
+            Ok(read) => {
+                if let Some(m) = usable(read, &origin, &mut notes) {
                     return Loaded {
                         model: Some(m),
                         why: notes.join("; "),
@@ -1724,8 +1896,93 @@ mod tests {
             let l = find(&t.device, "", None);
             let found = l.model.expect(&l.why);
             assert_eq!(found.origin, format!("built-in tables/{name}"));
-            assert_eq!(found.grids.len(), m.grids.len());
+            assert!(
+                matches!(found.rows, Rows::Text(_)),
+                "{name}: {:?}",
+                found.rows
+            );
             keys.push(t.device);
+        }
+    }
+
+    /// A model fitted a (variant, dtype) at a time, from a built-in table's text or a
+    /// file's points, predicts bit for bit what one fitted whole does, for every kernel
+    /// over random problems of every series, and covers the same operations.
+    #[test]
+    fn a_lazy_model_predicts_as_one_fitted_whole() {
+        let same = |a: Option<Prediction>, b: Option<Prediction>| match (a, b) {
+            (Some(a), Some(b)) => {
+                let bits = |p: Prediction| [p.us, p.p25_us, p.p75_us].map(f64::to_bits);
+                bits(a) == bits(b) && a.extrapolated == b.extrapolated
+            }
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        let mut seed = 0x2545f4914f6cdd1du64;
+        let mut log_uniform = |most: f64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (most.ln() * (seed >> 11) as f64 / (1u64 << 53) as f64).exp() as usize + 1
+        };
+        for (name, text) in BUILT_IN {
+            let t = Table::parse(text).unwrap();
+            let whole = Model::new(&t, name);
+            let (from_text, _) = read_stored(Cow::Borrowed(*text)).unwrap();
+            assert_eq!(
+                from_text,
+                Table {
+                    points: vec![],
+                    ..t.clone()
+                },
+                "{name}"
+            );
+            let lazy = [
+                read_stored(Cow::Borrowed(*text)).unwrap(),
+                read_stored(Cow::Owned(text.to_string())).unwrap(),
+            ]
+            .map(|(head, rows)| Model::unfitted(&head, name, rows));
+            for op in Op::ALL {
+                for b in Backend::ALL {
+                    for m in &lazy {
+                        assert_eq!(m.covers(op, b), whole.covers(op, b), "{name} {op:?} {b:?}");
+                    }
+                }
+            }
+            let (mut series_seen, mut predicted) = (0, 0);
+            for variant in Variant::ALL {
+                for dtype in [DType::F32, DType::F64] {
+                    if whole.series(variant, dtype).is_empty() {
+                        continue;
+                    }
+                    series_seen += 1;
+                    for _ in 0..200 {
+                        let p = Problem::new(
+                            variant,
+                            dtype,
+                            log_uniform(8192.0),
+                            log_uniform(4096.0),
+                            log_uniform(4096.0),
+                        );
+                        for k in registry::KERNELS {
+                            let want = whole.predict(k, &p);
+                            predicted += want.is_some() as usize;
+                            for m in &lazy {
+                                let got = m.predict(k, &p);
+                                assert!(
+                                    same(got, want),
+                                    "{name} {}: {p:?} {got:?} {want:?}",
+                                    kernel_key(k)
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(series_seen >= 8, "{name}: {series_seen} series");
+            assert!(
+                predicted >= 200 * series_seen,
+                "{name}: {predicted} predictions"
+            );
         }
     }
 
@@ -1743,5 +2000,57 @@ mod tests {
         assert!(!host_weighs_gpu("none", yes, yes, |_| true));
         assert!(host_weighs_gpu("/t/cuda.toml", no, no, |p| p.ends_with("cuda.toml")));
         assert!(!host_weighs_gpu("/t/cpu.toml", yes, yes, |p| p.ends_with("cuda.toml")));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+
+    /// Milliseconds of `f`, median of 7 runs.
+    fn median_ms(mut f: impl FnMut()) -> f64 {
+        let mut ms: Vec<f64> = (0..7)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        ms[3]
+    }
+
+    /// The cost of a process's first plan from each built-in table, table read and
+    /// first prediction of one (variant, dtype), against reading and fitting it whole (run
+    /// with `cargo test --release -p batchlin --lib first_plan_cost -- --ignored
+    /// --nocapture`).
+    #[test]
+    #[ignore]
+    fn first_plan_cost() {
+        for (name, text) in BUILT_IN {
+            let parse = median_ms(|| drop(Table::parse(text).unwrap()));
+            let t = Table::parse(text).unwrap();
+            let fit = median_ms(|| drop(Model::new(&t, name)));
+            let first = |variant: Variant, dtype: DType| {
+                median_ms(|| {
+                    let l = find(&t.device, "", None);
+                    let m = l.model.unwrap();
+                    let p = Problem::new(variant, dtype, 64, 32, 32);
+                    let mut kernels = registry::KERNELS.iter().filter(|k| k.op == variant.op());
+                    assert!(kernels.any(|k| m.predict(k, &p).is_some()));
+                })
+            };
+            let qr = first(Variant::QrReduced, DType::F32);
+            let mut worst: f64 = 0.0;
+            for v in Variant::ALL {
+                for d in [DType::F32, DType::F64] {
+                    worst = worst.max(first(v, d));
+                }
+            }
+            println!(
+                "{name}: whole: parse {parse:.2} ms + Model::new {fit:.2} ms; \
+                 lazy: found + first prediction {qr:.2} ms (qr f32), worst series {worst:.2} ms"
+            );
+        }
     }
 }
