@@ -535,6 +535,7 @@ struct CusEighArgs {
     scale: u64,
     mx: u64,
     dinfo: u64,
+    acopy: u64,
     probe: u64,
     redo: u64,
     b0: i32,
@@ -601,7 +602,12 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         syevd_size(h, jobz, lower, ni, null, ni, null, &mut lwork),
         "cusolverDn(S|D)syevd_bufferSize",
     )?;
-    let per = (n * n + n) * es + 16;
+    let checked = if check_vectors {
+        n * n * es + 2 * PROBES * n * 8
+    } else {
+        0
+    };
+    let per = (n * n + n) * es + 16 + checked;
     let chunk = (CHUNK_BYTES / per).clamp(1, batch).min(MAX_BATCHED);
     let mut sc = Scratch::new(stream);
     let work = sc.alloc(chunk * n * n * es)?;
@@ -609,12 +615,13 @@ pub(crate) unsafe fn run_eigh<T: Real>(
     let ints = sc.alloc(chunk * 2 * 4)?;
     let mx = sc.alloc(chunk * 8)?;
     let solver_work = sc.alloc(lwork.max(1) as usize * es)?;
-    let (probe, redo) = if check_vectors {
+    let (acopy, probe, redo) = if check_vectors {
         let redo = sc.alloc(batch * 4)?;
         super::driver::zero_words(redo, batch, stream)?;
-        (sc.alloc(chunk * 2 * PROBES * n * 8)?, redo)
+        let acopy = sc.alloc(chunk * n * n * es)?;
+        (acopy, sc.alloc(chunk * 2 * PROBES * n * 8)?, redo)
     } else {
-        (0, 0)
+        (0, 0, 0)
     };
     // The batched call's workspaces, for a full chunk (a shorter last chunk needs less).
     let dt = if f64_ { 1 } else { 0 }; // CUDA_R_64F, CUDA_R_32F
@@ -664,6 +671,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         scale: ints,
         mx,
         dinfo: ints + (chunk * 4) as u64,
+        acopy,
         probe,
         redo,
         n: ni,

@@ -34,6 +34,7 @@ struct CusEighArgs {
     int* scale;      // chunk: the power of two, or INT_MIN for a non-finite matrix
     unsigned long long* mx;  // chunk: max|a| a matrix as BlBits (zeroed before scale)
     const int* dinfo;  // chunk: the solver's info
+    void* acopy;       // NULL, or chunk x n x n: pack's work matrix kept for the check
     double* probe;     // chunk x 8n: the check's Y = Z X and U = Z diag(w) X
     unsigned int* redo;  // batch: set by the check where `block` must compute the vectors again
     int b0, n, lower;
@@ -109,7 +110,10 @@ template <typename T> __device__ void bl_cus_eigh_pack(const CusEighArgs& p) {
     __syncthreads();
     for (int k = tid; k < BL_CUS_TILE * BL_CUS_TILE; k += blockDim.x) {
         const int r = k % BL_CUS_TILE, c = k / BL_CUS_TILE, i = i0 + r, j = j0 + c;
-        if (i < n && j < n) z[(bl_i64)j * n + i] = tile[r][c];
+        if (i < n && j < n) {
+            z[(bl_i64)j * n + i] = tile[r][c];
+            if (p.acopy) reinterpret_cast<T*>(p.acopy)[(bl_i64)blockIdx.y * n * n + (bl_i64)j * n + i] = tile[r][c];
+        }
     }
 }
 
@@ -173,7 +177,7 @@ __device__ __forceinline__ double bl_cus_probe(int i, int k) {
 }
 
 // One matrix a block: whether the solver's Z (work, column-major) and W (wwork) of the
-// scaled matrix A_s hold its eigendecomposition to half the accuracy floor every backend
+// scaled matrix A_s (acopy) hold its eigendecomposition to half the accuracy floor every backend
 // keeps (docs/ARCHITECTURE.md "Numerics": ||Z^T Z - I||_F / sqrt(n) and ||A Z - Z W||_F /
 // ||A||_F at most 2e-5 (float32) or 3.7e-14 (float64), the first allowed sqrt(n / 256)
 // more above 256), estimated in double on BL_CUS_PROBES random sign vectors X, whose
@@ -224,17 +228,16 @@ template <typename T> __device__ void bl_cus_eigh_check(const CusEighArgs& p) {
             if (lane == 0) orth += d * d;
         }
     }
-    // ||A_s Y - U||^2, a thread a row, A's named triangle through the caller's strides,
-    // scaled and flushed as pack writes it; and ||A_s||_F^2 = sum w^2.
-    const T* ap = reinterpret_cast<const T*>(p.a) + b * p.a_bs;
+    // ||A_s Y - U||^2, a thread a row of pack's copy of A_s (symmetric: down its
+    // contiguous columns); and ||A_s||_F^2 = sum w^2.
+    const T* as = reinterpret_cast<const T*>(p.acopy) + (bl_i64)blockIdx.x * n * n;
     double res = 0.0, wf = 0.0;
     for (int i = tid; i < n; i += nt) {
         double t[BL_CUS_PROBES] = {};
         for (int j = 0; j < n; ++j) {
-            T x = bl_scale2(bl_cus_named(p, i, j) ? ap[i * p.a_rs + j * p.a_cs] : ap[j * p.a_rs + i * p.a_cs], -es);
-            if (BlT<T>::abs_(x) < BlT<T>::tiny()) x = T(0);
+            const double x = as[(bl_i64)j * n + i];
 #pragma unroll
-            for (int k = 0; k < BL_CUS_PROBES; ++k) t[k] += (double)x * Y[j * BL_CUS_PROBES + k];
+            for (int k = 0; k < BL_CUS_PROBES; ++k) t[k] += x * Y[j * BL_CUS_PROBES + k];
         }
 #pragma unroll
         for (int k = 0; k < BL_CUS_PROBES; ++k) {
