@@ -5,7 +5,10 @@
 //!   matrix (or a library without the batched call); batchlin's conventions (the named
 //!   triangle through any strides, power-of-two scaling, NaN isolation, the sign
 //!   convention, info words) are kept by scale, pack and unpack kernels around the calls,
-//!   tiles of each matrix spread over the grid (kernels/cusolver.cu).
+//!   tiles of each matrix spread over the grid (kernels/cusolver.cu). With vectors, a
+//!   check kernel tests each matrix's output against half the accuracy floor and `block`
+//!   computes the ones that miss it again (`XsyevBatched`'s vectors of matrices of ones
+//!   were 2e-3 from orthogonal; docs/results/h100/2026-12-07-suites-cusolver-check).
 //! - SVD: its polar-decomposition SVD `Xgesvdp` a matrix a call, in double for float32
 //!   input too (in float32 it had to perturb some Gaussian matrices), falling back to its
 //!   QR-iteration `Xgesvd` for a matrix where `Xgesvdp` had to perturb the input (near
