@@ -19,7 +19,6 @@ use crate::problem::{Backend, Op, Problem, Variant};
 use crate::registry::{self, Kernel};
 use crate::scalar::DType;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -1032,13 +1031,13 @@ pub fn current_kernel(key: &str, version: u32) -> Option<usize> {
 /// The grids of one (variant, dtype), a current kernel's each, from its rows in the
 /// table's order; rows of a kernel not `current` (by name: its registry index), of
 /// another operation or of an empty shape are left out.
-fn fit_series(rows: Vec<Row>, current: &HashMap<String, usize>) -> Vec<Grid> {
+fn fit_series(rows: Vec<Row>, current: &CurrentKernels) -> Vec<Grid> {
     let mut by_kernel: Vec<(usize, Vec<Row>)> = vec![];
     for r in rows {
         if r.shape.contains(&0) {
             continue;
         }
-        let Some(&k) = current.get(r.kernel) else {
+        let Some(k) = current.index(r.kernel) else {
             continue;
         };
         if registry::KERNELS[k].op != r.variant.op() {
@@ -1053,6 +1052,20 @@ fn fit_series(rows: Vec<Row>, current: &HashMap<String, usize>) -> Vec<Grid> {
         .iter()
         .map(|(k, rows)| Grid::fit(*k, rows))
         .collect()
+}
+
+/// The kernels whose rows are current, by name (sorted): their index in the registry.
+/// A sorted vector rather than a hash map: a model lives in a static for the process,
+/// and a hash table's pointer into its allocation reads as a possible leak to the C
+/// tests' leak check.
+#[derive(Clone, Debug)]
+struct CurrentKernels(Vec<(String, usize)>);
+
+impl CurrentKernels {
+    fn index(&self, key: &str) -> Option<usize> {
+        let i = self.0.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()?;
+        Some(self.0[i].1)
+    }
 }
 
 /// The series a model fits apart: one a (variant, dtype), as `series_index` numbers them.
@@ -1128,8 +1141,7 @@ pub struct Model {
     /// Each series' grids (`series_index`), once fitted.
     grids: [OnceLock<Vec<Grid>>; SERIES],
     rows: Rows,
-    /// The kernels whose rows are current, by name: their index in the registry.
-    current: HashMap<String, usize>,
+    current: CurrentKernels,
     /// Kernels whose rows are left out: measured at another version than the registry's,
     /// or no longer in the registry.
     pub stale: Vec<String>,
@@ -1160,21 +1172,20 @@ impl Model {
     /// A model of `t`'s head whose series are fitted from `rows` on first use.
     fn unfitted(t: &Table, origin: &str, rows: Rows) -> Model {
         let mut stale = vec![];
-        let mut current = HashMap::new();
+        let mut current = vec![];
         for (key, v) in &t.versions {
             match current_kernel(key, *v) {
-                Some(i) => {
-                    current.insert(key.clone(), i);
-                }
+                Some(i) => current.push((key.clone(), i)),
                 None => stale.push(key.clone()),
             }
         }
+        current.sort();
         Model {
             device: t.device.clone(),
             origin: origin.to_string(),
             grids: std::array::from_fn(|_| OnceLock::new()),
             rows,
-            current,
+            current: CurrentKernels(current),
             stale,
             transfer: t.transfer,
             gpu: t.gpu.clone(),
