@@ -474,18 +474,18 @@ fn structured_runs<T: Real>(seed: u64, sizes: &[usize], runs: &[Options]) {
                             "{ctx}: {w:?}"
                         ),
                         "ones" => {
-                            // 32 eps n, a fifth of the floor: LAPACK (numpy, float64)
-                            // is 1.3-6 eps n off at 97-257, `block` 15 eps n at 200
-                            // (an H100, docs/results/h100/2026-12-07-suites-cusolver-check).
+                            // LAPACK (numpy, float64) is 1.3-6 eps n off at 97-257;
+                            // `block` fails this at float64 n = 200 (15 eps n; an H100,
+                            // docs/results/h100/2026-12-07-suites-cusolver-check): open.
                             assert_le(
                                 (w[n - 1] - n as f64).abs(),
-                                32.0 * t.eps * n as f64,
+                                8.0 * t.eps * n as f64,
                                 "top eigenvalue - n",
                                 &ctx,
                             );
                             assert_le(
                                 w[..n - 1].iter().fold(0.0f64, |m, x| m.max(x.abs())),
-                                32.0 * t.eps * n as f64,
+                                8.0 * t.eps * n as f64,
                                 "other eigenvalues",
                                 &ctx,
                             );
