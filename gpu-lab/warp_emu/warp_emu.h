@@ -102,6 +102,8 @@ using std::sqrt; using std::fabs;
 inline float sqrtf(float x) { return std::sqrt(x); }
 inline float fabsf(float x) { return std::fabs(x); }
 inline float fmaf(float a, float b, float c) { return std::fma(a, b, c); }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 inline int min(int a, int b) { return a < b ? a : b; }
 struct float4 { float x, y, z, w; }; struct double2 { double x, y; };

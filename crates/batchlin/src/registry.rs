@@ -146,7 +146,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "block",
         about: "a block a matrix: tridiagonalisation and implicit QL, in shared memory where it fits (any n)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_block(p, caps)),
-        version: 2,
+        version: 3,
     },
     Kernel {
         op: Op::Eigh,
@@ -190,7 +190,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "cusolver",
         about: "cuSOLVER's batched eigh (syevd for one matrix), where libcusolver loads; n >= 128",
         supports: |p, t| matches!(t, Target::Cuda(_) if cuda::cusolver::supports_eigh(p)),
-        version: 1,
+        version: 2,
     },
     // Before `jacobi`, which keeps what `bidiag` does not take (full factors of a
     // non-square matrix): 2-5x faster from 33 to 256 columns (svd.rs `supports_bidiag`).

@@ -475,8 +475,8 @@ fn structured_runs<T: Real>(seed: u64, sizes: &[usize], runs: &[Options]) {
                         ),
                         "ones" => {
                             // LAPACK (numpy, float64) is 1.3-6 eps n off at 97-257;
-                            // `block` fails this at float64 n = 200 (15 eps n; an H100,
-                            // docs/results/h100/2026-12-07-suites-cusolver-check): open.
+                            // `block` with plain sums was 15 eps n off at float64 n = 200
+                            // (docs/results/h100/2026-12-07-suites-cusolver-check).
                             assert_le(
                                 (w[n - 1] - n as f64).abs(),
                                 8.0 * t.eps * n as f64,

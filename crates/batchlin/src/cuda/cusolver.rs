@@ -540,6 +540,7 @@ struct CusEighArgs {
     dinfo: u64,
     acopy: u64,
     probe: u64,
+    acc: u64,
     redo: u64,
     b0: i32,
     n: i32,
@@ -550,8 +551,10 @@ struct CusEighArgs {
 /// into chunks of this size.
 const CHUNK_BYTES: usize = 1 << 30;
 
-/// The check's probe vectors (kernels/cusolver.cu `BL_CUS_PROBES`).
+/// The check's probe vectors and rows a block (kernels/cusolver.cu `BL_CUS_PROBES`,
+/// `BL_CUS_CHECK_ROWS`).
 const PROBES: usize = 4;
+const CHECK_ROWS: usize = 32;
 
 /// The most matrices one `XsyevBatched` call is given: on the H200 (CUDA 13.0) it failed
 /// with status 7 (internal error) at 65536 matrices of 2x2 and 8x8 (`batchlin tune`,
@@ -586,8 +589,8 @@ pub(crate) unsafe fn run_eigh<T: Real>(
     // With vectors, each matrix's are checked before unpack and recomputed by `block` where
     // they miss the accuracy floor (kernels/cusolver.cu `cus_eigh_check`).
     let check_vectors = c.v.is_some();
-    let check_step = if check_vectors {
-        Some(step("check")?)
+    let check_steps = if check_vectors {
+        Some((step("probe")?, step("check")?))
     } else {
         None
     };
@@ -606,7 +609,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         "cusolverDn(S|D)syevd_bufferSize",
     )?;
     let checked = if check_vectors {
-        n * n * es + 2 * PROBES * n * 8
+        n * n * es + 2 * PROBES * n * 8 + 32
     } else {
         0
     };
@@ -618,13 +621,14 @@ pub(crate) unsafe fn run_eigh<T: Real>(
     let ints = sc.alloc(chunk * 2 * 4)?;
     let mx = sc.alloc(chunk * 8)?;
     let solver_work = sc.alloc(lwork.max(1) as usize * es)?;
-    let (acopy, probe, redo) = if check_vectors {
+    let (acopy, probe, acc, redo) = if check_vectors {
         let redo = sc.alloc(batch * 4)?;
         super::driver::zero_words(redo, batch, stream)?;
         let acopy = sc.alloc(chunk * n * n * es)?;
-        (acopy, sc.alloc(chunk * 2 * PROBES * n * 8)?, redo)
+        let probe = sc.alloc(chunk * 2 * PROBES * n * 8)?;
+        (acopy, probe, sc.alloc(chunk * 32)?, redo)
     } else {
-        (0, 0, 0)
+        (0, 0, 0, 0)
     };
     // The batched call's workspaces, for a full chunk (a shorter last chunk needs less).
     let dt = if f64_ { 1 } else { 0 }; // CUDA_R_64F, CUDA_R_32F
@@ -676,6 +680,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         dinfo: ints + (chunk * 4) as u64,
         acopy,
         probe,
+        acc,
         redo,
         n: ni,
         lower: c.lower as i32,
@@ -752,8 +757,12 @@ pub(crate) unsafe fn run_eigh<T: Real>(
                 }
             }
         }
-        if let Some(check) = check_step {
-            launch(check, (chunk_y, 1), 256, 0, stream, &args)?;
+        if let Some((probe, check)) = check_steps {
+            // Tiles of CHECK_ROWS rows a block (kernels/cusolver.cu BL_CUS_CHECK_ROWS).
+            let grid = (n.div_ceil(CHECK_ROWS) as u32, chunk_y);
+            super::driver::zero_words(acc, cnt * 8, stream)?;
+            launch(probe, grid, 256, 0, stream, &args)?;
+            launch(check, grid, 256, 0, stream, &args)?;
         }
         launch(unpack, (tiles as u32, chunk_y), 256, 0, stream, &args)?;
         b0 += cnt;

@@ -276,7 +276,7 @@ pub(crate) fn all() -> Vec<(String, String)> {
             insts.push(svd_tall_inst(tn, ct, step));
         }
         insts.push(svd_cus_unpack_inst(tn, ct));
-        for step in ["scale", "pack", "unpack", "check"] {
+        for step in ["scale", "pack", "unpack", "probe", "check"] {
             insts.push((
                 format!("cus_eigh_{step}_{tn}"),
                 format!("BL_CUS_EIGH_{}({tn}, {ct})", step.to_uppercase()),

@@ -36,6 +36,7 @@ struct CusEighArgs {
     const int* dinfo;  // chunk: the solver's info
     void* acopy;       // NULL, or chunk x n x n: pack's work matrix kept for the check
     double* probe;     // chunk x 8n: the check's Y = Z X and U = Z diag(w) X
+    double* acc;       // chunk x 4: the check's sums and its blocks' counter (zeroed a chunk)
     unsigned int* redo;  // batch: set by the check where `block` must compute the vectors again
     int b0, n, lower;
 };
@@ -176,28 +177,33 @@ __device__ __forceinline__ double bl_cus_probe(int i, int k) {
     return (h & 1u) ? 1.0 : -1.0;
 }
 
-// One matrix a block: whether the solver's Z (work, column-major) and W (wwork) of the
-// scaled matrix A_s (acopy) hold its eigendecomposition to half the accuracy floor every backend
-// keeps (docs/ARCHITECTURE.md "Numerics": ||Z^T Z - I||_F / sqrt(n) and ||A Z - Z W||_F /
+// Whether the solver's Z (work, column-major) and W (wwork) of the scaled matrix A_s
+// (acopy) hold its eigendecomposition to half the accuracy floor every backend keeps
+// (docs/ARCHITECTURE.md "Numerics": ||Z^T Z - I||_F / sqrt(n) and ||A Z - Z W||_F /
 // ||A||_F at most 2e-5 (float32) or 3.7e-14 (float64), the first allowed sqrt(n / 256)
 // more above 256), estimated in double on BL_CUS_PROBES random sign vectors X, whose
 // ||E X||_F^2 / ||X||_F^2 estimates ||E||_F^2 / n without the n^3 products: O(n^2) a
-// matrix, a few per cent of the solve. A miss, a NaN, or the solver's info > 0 sets
-// redo[b]. Matrices with NaN/Inf input are left to unpack (their outputs are NaN).
-template <typename T> __device__ void bl_cus_eigh_check(const CusEighArgs& p) {
-    __shared__ double red[32];
-    const int n = p.n, tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
-    const bl_i64 b = (bl_i64)p.b0 + blockIdx.x;
-    const int es = p.scale[blockIdx.x];
-    if (es == (int)0x80000000) return;  // the whole block: non-finite input
-    const T* z = reinterpret_cast<const T*>(p.work) + (bl_i64)blockIdx.x * n * n;
-    const T* wv = reinterpret_cast<const T*>(p.wwork) + (bl_i64)blockIdx.x * n;
-    double* Y = p.probe + (bl_i64)blockIdx.x * 2 * BL_CUS_PROBES * n;
+// matrix. Two launches, each a tile of BL_CUS_CHECK_ROWS rows (or columns) a block over
+// the grid (blockIdx.x the tile, y the chunk), so that a few large matrices fill the GPU:
+// probe (Y, U), then check (the sums, by atomics; the matrix's last block to finish
+// decides). A miss, a NaN, or the solver's info > 0 sets redo[b]. Matrices with NaN/Inf
+// input are left to unpack (their outputs are NaN).
+#define BL_CUS_CHECK_ROWS 32
+
+// Y = Z X and U = Z diag(w) X on a tile of rows: a lane a row (down Z's contiguous
+// columns), the warps splitting the columns, their parts summed in shared memory.
+template <typename T> __device__ void bl_cus_eigh_probe(const CusEighArgs& p) {
+    __shared__ double part[8][2 * BL_CUS_PROBES][BL_CUS_CHECK_ROWS];
+    const int n = p.n, tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, nw = blockDim.x >> 5;
+    if (p.scale[blockIdx.y] == (int)0x80000000) return;  // the whole block: non-finite input
+    const T* z = reinterpret_cast<const T*>(p.work) + (bl_i64)blockIdx.y * n * n;
+    const T* wv = reinterpret_cast<const T*>(p.wwork) + (bl_i64)blockIdx.y * n;
+    double* Y = p.probe + (bl_i64)blockIdx.y * 2 * BL_CUS_PROBES * n;
     double* U = Y + BL_CUS_PROBES * n;
-    // Y = Z X and U = Z diag(w) X, a thread a row (down Z's contiguous columns).
-    for (int i = tid; i < n; i += nt) {
-        double y[BL_CUS_PROBES] = {}, u[BL_CUS_PROBES] = {};
-        for (int j = 0; j < n; ++j) {
+    const int i = blockIdx.x * BL_CUS_CHECK_ROWS + lane;
+    double y[BL_CUS_PROBES] = {}, u[BL_CUS_PROBES] = {};
+    if (i < n) {
+        for (int j = wid; j < n; j += nw) {
             const double zij = z[(bl_i64)j * n + i], zw = zij * (double)wv[j];
 #pragma unroll
             for (int k = 0; k < BL_CUS_PROBES; ++k) {
@@ -206,21 +212,59 @@ template <typename T> __device__ void bl_cus_eigh_check(const CusEighArgs& p) {
                 u[k] += zw * x;
             }
         }
+    }
 #pragma unroll
-        for (int k = 0; k < BL_CUS_PROBES; ++k) {
-            Y[i * BL_CUS_PROBES + k] = y[k];
-            U[i * BL_CUS_PROBES + k] = u[k];
-        }
+    for (int k = 0; k < BL_CUS_PROBES; ++k) {
+        part[wid][k][lane] = y[k];
+        part[wid][BL_CUS_PROBES + k][lane] = u[k];
     }
     __syncthreads();
-    // ||Z^T Y - X||^2, a warp a column of Z.
-    double orth = 0.0;
-    for (int j = wid; j < n; j += nw) {
-        double g[BL_CUS_PROBES] = {};
-        for (int i = lane; i < n; i += 32) {
-            const double zij = z[(bl_i64)j * n + i];
+    for (int t = tid; t < 2 * BL_CUS_PROBES * BL_CUS_CHECK_ROWS; t += blockDim.x) {
+        const int k = t / BL_CUS_CHECK_ROWS, r = t - k * BL_CUS_CHECK_ROWS, row = blockIdx.x * BL_CUS_CHECK_ROWS + r;
+        double s = 0.0;
+        for (int w = 0; w < nw; ++w) s += part[w][k][r];
+        if (row < n) {
+            if (k < BL_CUS_PROBES) Y[row * BL_CUS_PROBES + k] = s;
+            else U[row * BL_CUS_PROBES + k - BL_CUS_PROBES] = s;
+        }
+    }
+}
+
+// On the same tile: ||A_s Y - U||^2 over its rows (a lane a row of pack's symmetric copy,
+// the warps splitting the columns), ||Z^T Y - X||^2 over its columns (a warp a column)
+// and sum w^2 over its rows, added into acc (3 doubles and a counter a matrix, zeroed
+// before); the matrix's last block compares them with the floor.
+template <typename T> __device__ void bl_cus_eigh_check(const CusEighArgs& p) {
+    __shared__ double part[8][BL_CUS_PROBES][BL_CUS_CHECK_ROWS];
+    __shared__ double red[32];
+    __shared__ bool last;
+    const int n = p.n, tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, nw = blockDim.x >> 5;
+    if (p.scale[blockIdx.y] == (int)0x80000000) return;
+    const T* z = reinterpret_cast<const T*>(p.work) + (bl_i64)blockIdx.y * n * n;
+    const T* as = reinterpret_cast<const T*>(p.acopy) + (bl_i64)blockIdx.y * n * n;
+    const T* wv = reinterpret_cast<const T*>(p.wwork) + (bl_i64)blockIdx.y * n;
+    const double* Y = p.probe + (bl_i64)blockIdx.y * 2 * BL_CUS_PROBES * n;
+    const double* U = Y + BL_CUS_PROBES * n;
+    const int r0 = blockIdx.x * BL_CUS_CHECK_ROWS, i = r0 + lane;
+    double t[BL_CUS_PROBES] = {};
+    if (i < n) {
+        for (int j = wid; j < n; j += nw) {
+            const double x = as[(bl_i64)j * n + i];
 #pragma unroll
-            for (int k = 0; k < BL_CUS_PROBES; ++k) g[k] += zij * Y[i * BL_CUS_PROBES + k];
+            for (int k = 0; k < BL_CUS_PROBES; ++k) t[k] += x * Y[j * BL_CUS_PROBES + k];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < BL_CUS_PROBES; ++k) part[wid][k][lane] = t[k];
+    // Z^T Y - X on the tile's columns, a warp a column.
+    double orth = 0.0;
+    for (int c = wid; c < BL_CUS_CHECK_ROWS && r0 + c < n; c += nw) {
+        const int j = r0 + c;
+        double g[BL_CUS_PROBES] = {};
+        for (int r = lane; r < n; r += 32) {
+            const double zrj = z[(bl_i64)j * n + r];
+#pragma unroll
+            for (int k = 0; k < BL_CUS_PROBES; ++k) g[k] += zrj * Y[r * BL_CUS_PROBES + k];
         }
 #pragma unroll
         for (int k = 0; k < BL_CUS_PROBES; ++k) {
@@ -228,32 +272,36 @@ template <typename T> __device__ void bl_cus_eigh_check(const CusEighArgs& p) {
             if (lane == 0) orth += d * d;
         }
     }
-    // ||A_s Y - U||^2, a thread a row of pack's copy of A_s (symmetric: down its
-    // contiguous columns); and ||A_s||_F^2 = sum w^2.
-    const T* as = reinterpret_cast<const T*>(p.acopy) + (bl_i64)blockIdx.x * n * n;
+    __syncthreads();
     double res = 0.0, wf = 0.0;
-    for (int i = tid; i < n; i += nt) {
-        double t[BL_CUS_PROBES] = {};
-        for (int j = 0; j < n; ++j) {
-            const double x = as[(bl_i64)j * n + i];
-#pragma unroll
-            for (int k = 0; k < BL_CUS_PROBES; ++k) t[k] += x * Y[j * BL_CUS_PROBES + k];
-        }
-#pragma unroll
-        for (int k = 0; k < BL_CUS_PROBES; ++k) {
-            const double d = t[k] - U[i * BL_CUS_PROBES + k];
-            res += d * d;
-        }
-        wf += (double)wv[i] * (double)wv[i];
+    for (int q = tid; q < BL_CUS_PROBES * BL_CUS_CHECK_ROWS; q += blockDim.x) {
+        const int k = q / BL_CUS_CHECK_ROWS, r = q - k * BL_CUS_CHECK_ROWS, row = r0 + r;
+        if (row >= n) continue;
+        double s = 0.0;
+        for (int w = 0; w < nw; ++w) s += part[w][k][r];
+        const double d = s - U[row * BL_CUS_PROBES + k];
+        res += d * d;
+        if (k == 0) wf += (double)wv[row] * (double)wv[row];
     }
     orth = bl_sum_all(orth, red);
     res = bl_sum_all(res, red);
     wf = bl_sum_all(wf, red);
+    double* acc = p.acc + (bl_i64)blockIdx.y * 4;
     if (tid == 0) {
+        atomicAdd(acc, orth);
+        atomicAdd(acc + 1, res);
+        atomicAdd(acc + 2, wf);
+        __threadfence();
+        last = atomicAdd(reinterpret_cast<unsigned int*>(acc + 3), 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (tid == 0 && last) {
+        __threadfence();
+        const double o = atomicAdd(acc, 0.0), rs = atomicAdd(acc + 1, 0.0), w2 = atomicAdd(acc + 2, 0.0);
         const double np = (double)BL_CUS_PROBES * n, tol = 84.0 * (double)BlT<T>::eps();
         const double grow = n > 256 ? sqrt(n / 256.0) : 1.0;
-        const bool ok = sqrt(orth / np) <= tol * grow && sqrt(res / np) <= tol * sqrt(wf / n);
-        if (!ok || p.dinfo[blockIdx.x] > 0) p.redo[b] = 1u;
+        const bool ok = sqrt(o / np) <= tol * grow && sqrt(rs / np) <= tol * sqrt(w2 / n);
+        if (!ok || p.dinfo[blockIdx.y] > 0) p.redo[(bl_i64)p.b0 + blockIdx.y] = 1u;
     }
 }
 
@@ -263,5 +311,7 @@ template <typename T> __device__ void bl_cus_eigh_check(const CusEighArgs& p) {
     extern "C" __global__ void __launch_bounds__(256) cus_eigh_pack_##TN(CusEighArgs p) { bl_cus_eigh_pack<T>(p); }
 #define BL_CUS_EIGH_UNPACK(TN, T)                                                                    \
     extern "C" __global__ void __launch_bounds__(256) cus_eigh_unpack_##TN(CusEighArgs p) { bl_cus_eigh_unpack<T>(p); }
+#define BL_CUS_EIGH_PROBE(TN, T)                                                                     \
+    extern "C" __global__ void __launch_bounds__(256) cus_eigh_probe_##TN(CusEighArgs p) { bl_cus_eigh_probe<T>(p); }
 #define BL_CUS_EIGH_CHECK(TN, T)                                                                     \
     extern "C" __global__ void __launch_bounds__(256) cus_eigh_check_##TN(CusEighArgs p) { bl_cus_eigh_check<T>(p); }

@@ -390,6 +390,9 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     // in csq, which every thread of the next step sums itself for that column's norm. In
     // global memory a thread a column, so that a warp's loads are consecutive (coalesced),
     // the norm and p.v by block reductions.
+    // The products p and p.v are compensated sums (BlDot2, common.cu): plain ones left the
+    // float64 200x200 matrix of ones' top eigenvalue 14 eps n off, its other eigenvalues as
+    // far from zero (the trailing block's rounding alike in every entry).
     const bool rows = !p.a_global;
     const int lpr = rows ? bl_vec_lanes(n, 4) : 1;
     const int grp = tid / lpr, gl = tid - grp * lpr, ngrp = nt / lpr;
@@ -419,20 +422,17 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         }
         __syncthreads();
         if (t != T(0) && rows) {
-            bl_vec_dots(A, ld, r0, n, j0, n, vv, pp, t, lpr);  // p = tau A22 v
+            bl_vec_dots<T, true>(A, ld, r0, n, j0, n, vv, pp, t, lpr);  // p = tau A22 v
             __syncthreads();
-            T pv[VN] = {};
+            BlDot2<T> pv;
             for (int c = j0; c < n; c += VN) {
                 T x[VN], y[VN];
                 BlVec<T>::ld(vv + c, x);
                 BlVec<T>::ld(pp + c, y);
 #pragma unroll
-                for (int u = 0; u < VN; ++u) pv[u] += x[u] * y[u];
+                for (int u = 0; u < VN; ++u) pv.add(x[u], y[u]);
             }
-            T dot = pv[0];
-#pragma unroll
-            for (int u = 1; u < VN; ++u) dot += pv[u];
-            const T kk = -(T(0.5) * t) * dot;  // w = p + kk v
+            const T kk = -(T(0.5) * t) * pv.value();  // w = p + kk v
             for (int i = r0 + grp; i < n; i += ngrp) {
                 const T vi = vv[i], wi = pp[i] + kk * vi;
                 for (int c = j0 + gl * VN; c < n; c += lpr * VN) {
@@ -453,14 +453,14 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
             }
         } else if (t != T(0)) {
             // p = tau A22 v; w = p - (tau/2)(p.v) v; A22 -= v w^T + w v^T.
-            T part2 = T(0);
+            BlDot2<T> part2;
             for (int i = r0 + tid; i < n; i += nt) {
-                T s = T(0);
-                for (int j = r0; j < n; ++j) s += A[(bl_i64)j * ld + i] * vv[j];
-                pp[i] = t * s;
-                part2 += pp[i] * vv[i];
+                BlDot2<T> s;
+                for (int j = r0; j < n; ++j) s.add(A[(bl_i64)j * ld + i], vv[j]);
+                pp[i] = t * s.value();
+                part2.add(pp[i], vv[i]);
             }
-            const T kk = -(T(0.5) * t) * bl_sum_all(part2, red);  // a barrier where 2+ warps
+            const T kk = -(T(0.5) * t) * bl_sum_all(part2.value(), red);  // a barrier where 2+ warps
             __syncwarp();  // one warp: p's entries from other lanes
             for (int i = r0 + tid; i < n; i += nt) pp[i] += kk * vv[i];
             __syncthreads();
