@@ -7,9 +7,8 @@
 #       carry=[".gpu3-pack"], timeout_s=600, kind="nvidia-h100-x1")
 # bundle.tar.xz: tests/<TESTS>, bin/batchlin and the kernel cache of the tree to test.
 # TESTS (default "eigh-test batchlin-lib"), FILTER (test names; default all) and REPS
-# (default 2) trim it for a short budget, e.g. for gpu-lab/pending/eigh-check-spread.patch
-# (`git apply` it, build, bundle): TESTS=eigh-test FILTER="eigh_structured_every_cuda_kernel
-# eigh_every_cuda_kernel" REPS=1.
+# (default 2) trim it for a short budget, e.g. TESTS=eigh-test
+# FILTER="eigh_structured_every_cuda_kernel eigh_every_cuda_kernel" REPS=1.
 set -uo pipefail
 OUT=${1:?usage: session-d.sh OUTDIR}
 mkdir -p "$OUT" .gpu /tmp/old && tar xJf .gpu-pack/bundle.tar.xz -C .gpu
