@@ -54,6 +54,10 @@ def check(name, a, dt):
     if not (v64[idx, np.arange(n)] > 0).all(): bad.append("sign")
     if not (np.diff(w64) >= 0).all(): bad.append("order")
     if info & 3: bad.append(f"info {info:#x}")
+    if name == "ones":  # as tests/eigh.rs: every eigenvalue within 8 eps n of n or 0
+        e = np.finfo(dt).eps * n
+        top, rest = abs(w64[-1] - n) / e, np.abs(w64[:-1]).max() / e
+        if not (top <= 8 and rest <= 8): bad.append(f"ones {top:.1f}/{rest:.1f} eps n")
     for e, x in errs.items(): worst[e] = max(worst.get(e, 0), x)
     path = "fast" if p1[1] > p0[1] else "tql2"
     print(f"{np.dtype(dt).name} {name} n={n} {path} steps={info >> 16} "
