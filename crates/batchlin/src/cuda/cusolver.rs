@@ -555,6 +555,8 @@ const CHUNK_BYTES: usize = 1 << 30;
 /// `BL_CUS_CHECK_ROWS`).
 const PROBES: usize = 4;
 const CHECK_ROWS: usize = 32;
+/// The check's sums a matrix (kernels/cusolver.cu `acc`): three doubles and a counter.
+const CHECK_ACC_BYTES: usize = 4 * 8;
 
 /// The most matrices one `XsyevBatched` call is given: on the H200 (CUDA 13.0) it failed
 /// with status 7 (internal error) at 65536 matrices of 2x2 and 8x8 (`batchlin tune`,
@@ -609,7 +611,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         "cusolverDn(S|D)syevd_bufferSize",
     )?;
     let checked = if check_vectors {
-        n * n * es + 2 * PROBES * n * 8 + 32
+        n * n * es + 2 * PROBES * n * 8 + CHECK_ACC_BYTES
     } else {
         0
     };
@@ -626,7 +628,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         super::driver::zero_words(redo, batch, stream)?;
         let acopy = sc.alloc(chunk * n * n * es)?;
         let probe = sc.alloc(chunk * 2 * PROBES * n * 8)?;
-        (acopy, probe, sc.alloc(chunk * 32)?, redo)
+        (acopy, probe, sc.alloc(chunk * CHECK_ACC_BYTES)?, redo)
     } else {
         (0, 0, 0, 0)
     };
@@ -760,7 +762,7 @@ pub(crate) unsafe fn run_eigh<T: Real>(
         if let Some((probe, check)) = check_steps {
             // Tiles of CHECK_ROWS rows a block (kernels/cusolver.cu BL_CUS_CHECK_ROWS).
             let grid = (n.div_ceil(CHECK_ROWS) as u32, chunk_y);
-            super::driver::zero_words(acc, cnt * 8, stream)?;
+            super::driver::zero_words(acc, cnt * CHECK_ACC_BYTES / 4, stream)?;
             launch(probe, grid, 256, 0, stream, &args)?;
             launch(check, grid, 256, 0, stream, &args)?;
         }
