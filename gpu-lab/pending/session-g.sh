@@ -1,5 +1,5 @@
 #!/bin/bash
-# One call: eigh `block` v5 (gpu-lab/pending/block-dot2-vector.patch: the matrix-vector
+# One call: eigh `block` v5 (landed as version 4; it was a patch then: the matrix-vector
 # product's 16-byte vectors summed plainly and carried by TwoSum; p.v by each warp, a lane
 # every 32nd vector, summed by shuffles) against v3 (every product compensated, each
 # thread summing p.v itself: the bundle's CLI) and head (`block` version 2, plain sums),

@@ -424,15 +424,18 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
         if (t != T(0) && rows) {
             bl_vec_dots<T, true>(A, ld, r0, n, j0, n, vv, pp, t, lpr);  // p = tau A22 v
             __syncthreads();
+            // p.v by each warp alike, a lane every 32nd vector, the lanes' sums added by
+            // xor shuffles (commutative: every lane of every warp gets the same bits); it
+            // was every thread's own sum of n terms.
             BlDot2<T> pv;
-            for (int c = j0; c < n; c += VN) {
+            for (int c = j0 + (tid & 31) * VN; c < n; c += 32 * VN) {
                 T x[VN], y[VN];
                 BlVec<T>::ld(vv + c, x);
                 BlVec<T>::ld(pp + c, y);
 #pragma unroll
                 for (int u = 0; u < VN; ++u) pv.add(x[u], y[u]);
             }
-            const T kk = -(T(0.5) * t) * pv.value();  // w = p + kk v
+            const T kk = -(T(0.5) * t) * bl_warp_sum(pv.value());  // w = p + kk v
             for (int i = r0 + grp; i < n; i += ngrp) {
                 const T vi = vv[i], wi = pp[i] + kk * vi;
                 for (int c = j0 + gl * VN; c < n; c += lpr * VN) {
@@ -456,7 +459,11 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
             BlDot2<T> part2;
             for (int i = r0 + tid; i < n; i += nt) {
                 BlDot2<T> s;
-                for (int j = r0; j < n; ++j) s.add(A[(bl_i64)j * ld + i], vv[j]);
+                int j = r0;
+                for (; j + 4 <= n; j += 4)  // four products summed plainly, then carried exactly
+                    s.add(A[(bl_i64)j * ld + i] * vv[j] + A[(bl_i64)(j + 1) * ld + i] * vv[j + 1] +
+                          A[(bl_i64)(j + 2) * ld + i] * vv[j + 2] + A[(bl_i64)(j + 3) * ld + i] * vv[j + 3]);
+                for (; j < n; ++j) s.add(A[(bl_i64)j * ld + i], vv[j]);
                 pp[i] = t * s.value();
                 part2.add(pp[i], vv[i]);
             }
