@@ -366,6 +366,124 @@ def test_device_path_emulated_every_op(emulated):
         bt._cuda("eigh", a, "X")
 
 
+class _HostMemPtr:
+    """cupy.cuda.MemoryPointer over host memory: an address and what keeps it alive."""
+
+    def __init__(self, ptr, owner):
+        self.ptr, self.owner = ptr, owner
+
+    def __add__(self, off):
+        return _HostMemPtr(self.ptr + off, self.owner)
+
+
+class _HostDevice:
+    id = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _HostCupyArray:
+    """What batchlin reads of a CuPy array, over a NumPy array's memory."""
+
+    __module__ = "cupy._emulated"  # batchlin tells CuPy arrays by their module
+
+    def __init__(self, h, owner=None):
+        self.h = h
+        self.data = _HostMemPtr(h.ctypes.data, h if owner is None else owner)
+        self.device = _HostDevice()
+        self.shape, self.strides, self.dtype, self.ndim = h.shape, h.strides, h.dtype, h.ndim
+
+    def astype(self, dtype):
+        return _HostCupyArray(self.h.astype(dtype))
+
+
+class _HostCupy:
+    """The few names of the cupy module that batchlin's CuPy path uses, on host memory."""
+
+    float32, float64 = np.float32, np.float64
+
+    class cuda:
+        class _Stream:
+            ptr = 4321
+
+        @staticmethod
+        def get_current_stream():
+            return _HostCupy.cuda._Stream
+
+    @staticmethod
+    def empty(shape, dtype):
+        return _HostCupyArray(np.empty(shape, dtype))
+
+    @staticmethod
+    def ndarray(shape, dtype, memptr):
+        shape = tuple(shape)
+        return _HostCupyArray(_host_view(memptr.ptr, dtype, shape, _contiguous(shape)),
+                              memptr.owner)
+
+    @staticmethod
+    def ascontiguousarray(a):
+        return _HostCupyArray(np.ascontiguousarray(a.h))
+
+
+@pytest.mark.parametrize("shared_max", [_front.SHARED_OUTPUTS_MAX, 0])
+def test_cupy_path_emulated(monkeypatch, shared_max):
+    """The CuPy path without a GPU (cupy replaced by arrays over host memory, the native
+    call emulated there): every operation's outputs, in their slots, as views into one
+    allocation or each apart, with info words where asked, equal to the host path's."""
+    fake = _EmulatedDevice()
+    monkeypatch.setattr(batchlin._native, "DeviceCall", fake)
+    monkeypatch.setattr(_front, "_cp", _HostCupy)
+    monkeypatch.setattr(_front, "SHARED_OUTPUTS_MAX", shared_max)
+    _front.specs.clear()
+    try:
+        base = rng(8).standard_normal((4, 3, 6, 5))
+        sym = base[0, :, :5, :] + base[0, :, :5, :].swapaxes(-1, -2)
+        cases = {  # name: (array, copied before the call)
+            "contiguous": (base[0], False),
+            "transposed": (base[1].swapaxes(-1, -2), False),
+            "unbatched": (base[0, 0], False),
+            "float32": (base[2].astype(np.float32), False),
+            "strided batch": (base[:, 0][::2], False),
+            "permuted batch": (base.transpose(1, 0, 2, 3), True),
+        }
+        for name, (x, copied) in cases.items():
+            a = _HostCupyArray(x)
+            for ex in (False, True):
+                for mode in MODES:
+                    fn = batchlin.qr_ex if ex else batchlin.qr
+                    got, ref = fn(a, mode=mode), fn(x, mode=mode)
+                    call = fake.calls[-1]
+                    assert (call["a_ptr"] != x.ctypes.data) == copied, name
+                    assert call["stream"] == 4321 and call["ordinal"] == 0
+                    assert isinstance(call["out"], int) == (shared_max > 0 and (
+                        mode != "r" or ex) and x.size > 0), (name, mode, ex)
+                    if mode == "r" and not ex:
+                        got, ref = (got,), (ref,)
+                    for g, r in zip(got, ref):
+                        assert (g is None) == (r is None), (name, mode, ex)
+                        if g is not None:
+                            assert g.h.dtype == r.dtype and g.shape == r.shape
+                            assert np.allclose(g.h, r, atol=1e-5), (name, mode, ex)
+            for fn, y in ((batchlin.eigh_ex, sym), (batchlin.eigvalsh, sym),
+                          (batchlin.svd_ex, x), (batchlin.svdvals_ex, x)):
+                got, ref = fn(_HostCupyArray(y)), fn(y)
+                got, ref = (got, ref) if isinstance(ref, tuple) else ((got,), (ref,))
+                for g, r in zip(got, ref):
+                    assert g.h.dtype == r.dtype and g.shape == r.shape, (name, fn)
+                    assert np.allclose(np.abs(g.h), np.abs(r), atol=1e-5), (name, fn)
+            got = batchlin.svd(_HostCupyArray(x), full_matrices=True)
+            assert [g.shape for g in got] == [r.shape for r in batchlin.svd(x, True)]
+        # Promotion on the device, as for torch: float16 to float32, integers to float64.
+        assert batchlin.qr(_HostCupyArray(base[0].astype(np.float16))).R.dtype == np.float32
+        assert batchlin.qr(_HostCupyArray(np.arange(24).reshape(2, 3, 4))).R.dtype == np.float64
+    finally:
+        _front.specs.clear()
+
+
 def test_device_errors_say_why():
     e = _front.device_error("torch", "xla:0", "eigh", None)
     assert isinstance(e, batchlin.UnavailableError) and "xla:0" in str(e)
