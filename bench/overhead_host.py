@@ -3,6 +3,9 @@
 standing in for CUDA ones, with the native device call replaced by one that returns at
 once. What it times: the Python layers, the output allocations and views (torch on the
 CPU: its CUDA allocator costs more), the spec lookup; not the native call nor the launch.
+The "front door" rows time the whole call (`batchlin.qr(x)`, `torch.ops.batchlin.qr(x)`,
+...) with `Tensor.is_cuda` made to answer True, so that CPU tensors take the CUDA path
+from the top (the faked property adds about 0.1 us a call).
 
     python bench/overhead_host.py [--calls 20000]
 
@@ -65,10 +68,27 @@ def main():
         "three torch.empty alone": lambda x: (torch.empty(x.shape), torch.empty(x.shape),
                                               torch.empty(x.shape[:-2], dtype=torch.int32)),
     }
+    ops = torch.ops.batchlin
+    front = {
+        "front door: batchlin.qr": batchlin.qr,
+        "front door: batchlin.qr_ex": batchlin.qr_ex,
+        "front door: batchlin.eigh": batchlin.eigh,
+        "front door: batchlin.svd": batchlin.svd,
+        "front door: torch.ops.batchlin.qr": ops.qr,
+        "front door: torch.ops.batchlin.eigh": ops.eigh,
+        "front door: torch.ops.batchlin.svd": ops.svd,
+    }
     xs = [torch.randn(1, 4, 4), torch.randn(64, 16, 16)]
     for name, f in rows.items():
         t = [per_call_us(lambda: f(x), a.calls) for x in xs]
         print(f"| {name} | {t[0]:.2f} | {t[1]:.2f} |")
+    torch.Tensor.is_cuda = property(lambda self: True)  # CPU tensors down the CUDA path
+    try:
+        for name, f in front.items():
+            t = [per_call_us(lambda: f(x), a.calls) for x in xs]
+            print(f"| {name} | {t[0]:.2f} | {t[1]:.2f} |")
+    finally:
+        del torch.Tensor.is_cuda
 
 
 if __name__ == "__main__":
