@@ -19,19 +19,19 @@ dtype rules (decided for batchlin; numpy.linalg's own behaviour noted):
 
 Device memory (CUDA): every operation on torch CUDA tensors and CuPy arrays goes to the
 native layer's one device call (`_native.DeviceCall`, made once per input layout by
-`device_spec` below and run by `DeviceSpec.run`; `batchlin.torch._cuda` for torch,
-`cupy_run` for CuPy), on the input's device (torch's ``tensor.get_device()``, CuPy's
-``a.device.id``): the input is read where it lies (a contiguous copy is made on the
-device, by the framework, only when its batch dimensions do not collapse to one stride or
-a stride is negative), dtypes are promoted on the device as above, the outputs are
-allocated by the caller's framework on the same device (small ones as views into one
-allocation: `SHARED_OUTPUTS_MAX`), and the work is queued on that device's current
-stream with no host synchronisation. Which operations a GPU runs, and which devices exist, is
-the core's answer: what it cannot do comes back as its UnavailableError, with its
-message. JAX arrays (CPU and GPU, concrete or traced) go through XLA's FFI instead
-(`batchlin/_jax.py`); they reach `to_host` below only where batchlin's FFI handlers
-could not be registered with the installed jaxlib. Other devices and other DLPack
-producers on a GPU raise UnavailableError saying why (`device_error`).
+`device_spec` below and run by `batchlin.torch._cuda` for torch, `cupy_run` for CuPy), on
+the input's device (torch's ``tensor.get_device()``, CuPy's ``a.device.id``): the input
+is read where it lies (a contiguous copy is made on the device, by the framework, only
+when its batch dimensions do not collapse to one stride or a stride is negative), dtypes
+are promoted on the device as above, the outputs are allocated by the caller's framework
+on the same device (small ones as views into one allocation: `SHARED_OUTPUTS_MAX`), and
+the work is queued on that device's current stream with no host synchronisation. Which
+operations a GPU runs, and which devices exist, is the core's answer: what it cannot do
+comes back as its UnavailableError, with its message. JAX arrays (CPU and GPU, concrete
+or traced) go through XLA's FFI instead (`batchlin/_jax.py`); they reach `to_host` below
+only where batchlin's FFI handlers could not be registered with the installed jaxlib.
+Other devices and other DLPack producers on a GPU raise UnavailableError saying why
+(`device_error`).
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def device_error(framework: str, device: str, op: str = "qr",
                  why: str | None = None) -> UnavailableError:
     """The error for an input on a device batchlin has no backend for, saying why and
     what to do instead. `device` as "cuda:0". (What a CUDA device cannot do is the
-    core's answer: `DeviceSpec.run`.)"""
+    core's answer: `DeviceSpec.error`.)"""
     if why is None:
         reason = gpu_absent_reason()
         if reason is not None and (device == "cuda" or device.startswith("cuda:")):
@@ -322,41 +322,45 @@ _SPECS_MAX = 4096
 
 
 class DeviceSpec:
-    """How device calls on one input layout run, worked out once (`device_spec`): the
-    native call (`_native.DeviceCall`), whether the input is copied contiguous first,
-    each output slot's (shape, element strides, element offset, byte offset) in one
-    buffer (None where the variant computes nothing), the info words' (shape, strides,
-    offset in 4-byte words, byte offset) (None: not wanted), and `elems`, the shared
-    buffer's length in elements of the dtype (0: each output allocated apart)."""
+    """How device calls on one input layout run, worked out once (`device_spec`), for the
+    framework's own call to read with no further work (`batchlin.torch._cuda`,
+    `cupy_run`):
 
-    __slots__ = ("call", "copy", "outs", "info", "elems", "device", "op", "framework")
+    - `call`: the native call (`_native.DeviceCall`); `copy`: the input is copied
+      contiguous first;
+    - the outputs the variant computes, in slot order: `shapes`, row-major element
+      `strides`, offsets in one buffer in elements (`offsets`) and bytes
+      (`byte_offsets`), and `sizes`, each shape as `torch.empty`'s positional arguments
+      (the shape itself for a 0-d output);
+    - `slots`: None when every output slot is computed, else the slot of each output (of
+      `nslots`; the others are None);
+    - `info`: None (not wanted) or the info words' (shape, strides, offset in 4-byte
+      words, byte offset); `info_size` its shape as `torch.empty`'s arguments;
+    - `elems`: the shared buffer's length in elements of the dtype (0: each output
+      allocated apart);
+    - `device`: the framework's device object; `op`, `framework`: for error messages."""
 
-    def run(self, fw, a_ptr, dtype, ordinal: int, stream: int):
-        """Allocate the outputs through `fw` (the framework's `empty`, `view`,
-        `info_view`, `ptr` and `INFO` dtype) and queue the call: every output slot (None
-        where not computed) and the info words (None unless wanted)."""
-        info = self.info
-        iptr = None
-        if self.elems:
-            buf = fw.empty(self.elems, dtype, self.device)
-            out = fw.ptr(buf)
-            res = [None if o is None else fw.view(buf, o) for o in self.outs]
-            if info is not None:
-                iptr = out + info[3]
-                info = fw.info_view(buf, info)
-        else:
-            dev = self.device
-            res = [None if o is None else fw.empty(o[0], dtype, dev) for o in self.outs]
-            out = tuple([fw.ptr(t) for t in res if t is not None])
-            if info is not None:
-                info = fw.empty(info[0], fw.INFO, dev)
-                iptr = fw.ptr(info)
-        try:
-            self.call(a_ptr, out, iptr, ordinal, stream)
-        except UnavailableError as e:
-            raise UnavailableError(f"batchlin.{self.op}: {self.framework} input on "
-                                   f"cuda:{ordinal}: {e}. {_MOVE}") from None
-        return (*res, info)
+    __slots__ = ("call", "copy", "shapes", "strides", "offsets", "byte_offsets", "sizes",
+                 "slots", "nslots", "info", "info_size", "elems", "device", "op",
+                 "framework")
+
+    def error(self, e: UnavailableError, ordinal: int) -> UnavailableError:
+        """The core's refusal of this call, saying which call and input it was."""
+        return UnavailableError(f"batchlin.{self.op}: {self.framework} input on "
+                                f"cuda:{ordinal}: {e}. {_MOVE}")
+
+    def in_slots(self, res: list, info) -> tuple:
+        """The outputs `res` in their slots (None where not computed), then `info`."""
+        out = [None] * self.nslots
+        for i, t in zip(self.slots, res):
+            out[i] = t
+        return (*out, info)
+
+
+def _sizes(shape: tuple) -> tuple:
+    # torch.empty(*shape) parses faster than torch.empty(shape); a 0-d shape is passed
+    # whole (torch.empty() takes no size at all).
+    return shape if shape else (shape,)
 
 
 def _row_major(shape) -> tuple:
@@ -388,21 +392,29 @@ def device_spec(key, framework: str, variant: str, dtype: str, itemsize: int, sh
     copy = strides is None or batch_layout(shape, strides) is None
     sent = None if copy or strides == _row_major(shape) else list(strides)
     call = _native.DeviceCall(variant, dtype, list(shape), sent, uplo, backend)
-    outs = tuple(None if o is None else (tuple(o[0]), _row_major(o[0]), o[1] // itemsize, o[1])
-                 for o in call.outputs)
+    slots = [i for i, o in enumerate(call.outputs) if o is not None]
+    present = [call.outputs[i] for i in slots]
+    spec = DeviceSpec()
+    spec.call, spec.copy = call, copy
+    spec.shapes = tuple(tuple(int(d) for d in o[0]) for o in present)
+    spec.strides = tuple(_row_major(s) for s in spec.shapes)
+    spec.offsets = tuple(o[1] // itemsize for o in present)
+    spec.byte_offsets = tuple(o[1] for o in present)
+    spec.sizes = tuple(_sizes(s) for s in spec.shapes)
+    spec.nslots = len(call.outputs)
+    spec.slots = None if len(slots) == spec.nslots else tuple(slots)
     nbytes = call.nbytes
-    made = sum(o is not None for o in outs)
+    made = len(present)
     if info:
         batch = shape[:-2]
         nbytes = call.info_offset + 4 * call.info_len
         made += 1
-        info = (batch, _row_major(batch), call.info_offset // 4, call.info_offset)
+        spec.info = (batch, _row_major(batch), call.info_offset // 4, call.info_offset)
+        spec.info_size = _sizes(batch)
     else:
-        info = None
+        spec.info = spec.info_size = None
     if ordinal not in _ready:
         prepare_device(ordinal)
-    spec = DeviceSpec()
-    spec.call, spec.copy, spec.outs, spec.info = call, copy, outs, info
     # One tensor to make is made in its own shape: a shared buffer would only add a view.
     spec.elems = (-(-nbytes // itemsize)
                   if shared and made > 1 and 0 < nbytes <= SHARED_OUTPUTS_MAX else 0)
@@ -444,28 +456,7 @@ def _shape_error(shape) -> ValueError:
 
 
 _cp = None  # cupy, imported on the first CuPy array
-
-
-class _CupyOutputs:
-    """How `DeviceSpec.run` makes CuPy outputs (on the current device)."""
-
-    INFO = np.dtype(np.uint32)
-
-    @staticmethod
-    def empty(shape, dtype, device):
-        return _cp.empty(shape, dtype=dtype)
-
-    @staticmethod
-    def view(buf, o):
-        return _cp.ndarray(o[0], buf.dtype, buf.data + o[3])
-
-    @staticmethod
-    def info_view(buf, i):
-        return _cp.ndarray(i[0], _CupyOutputs.INFO, buf.data + i[3])
-
-    @staticmethod
-    def ptr(t) -> int:
-        return t.data.ptr
+_U32 = np.dtype(np.uint32)  # CuPy's info words
 
 
 def cupy_run(variant: str, a, uplo: str = "L", backend=None, info: bool = True):
@@ -507,10 +498,33 @@ def cupy_run(variant: str, a, uplo: str = "L", backend=None, info: bool = True):
                                ordinal, uplo, backend, info)
         if spec.copy:
             a = cp.ascontiguousarray(a)
-        return spec.run(_CupyOutputs, a.data.ptr, dt, ordinal,
-                        cp.cuda.get_current_stream().ptr)
+        # The outputs are made inline, as in batchlin.torch._cuda (per-output Python
+        # hooks cost 1-2 us a call there).
+        iw = iptr = None
+        inf = spec.info
+        if spec.elems:  # small outputs: views into one allocation
+            mem = cp.empty(spec.elems, dtype=dt).data
+            out = mem.ptr
+            nd = cp.ndarray
+            res = [nd(s, dt, mem + o) for s, o in zip(spec.shapes, spec.byte_offsets)]
+            if inf is not None:
+                iptr = out + inf[3]
+                iw = nd(inf[0], _U32, mem + inf[3])
+        else:
+            res = [cp.empty(s, dtype=dt) for s in spec.shapes]
+            out = tuple([t.data.ptr for t in res])
+            if inf is not None:
+                iw = cp.empty(inf[0], dtype=_U32)
+                iptr = iw.data.ptr
+        try:
+            spec.call(a.data.ptr, out, iptr, ordinal, cp.cuda.get_current_stream().ptr)
+        except UnavailableError as e:
+            raise spec.error(e, ordinal) from None
         # `a` (a copy made here, if any) goes back to CuPy's pool for this stream: later
         # work on the stream is ordered after the kernel that reads it.
+    if spec.slots is not None:
+        return spec.in_slots(res, iw)
+    return (*res, iw)
 
 
 def is_cupy(a) -> bool:
