@@ -123,6 +123,14 @@ def _goes_direct(keyset) -> bool:
     return (keyset & _after_inplace_or_view).highestPriorityTypeId() in _DIRECT
 
 
+def _is_direct(keyset) -> bool:
+    """`_goes_direct`, remembered per keyset."""
+    raw = keyset.raw_repr()
+    direct = _direct.get(raw)
+    if direct is None:
+        direct = _direct[raw] = _goes_direct(keyset)
+    return direct
+
 
 def _register(name: str, schema: str, kernel, fake, setup_context, backward):
     """Defines `batchlin::name` with `schema` (the arguments after the tensor as
@@ -153,11 +161,7 @@ def _register(name: str, schema: str, kernel, fake, setup_context, backward):
     redispatch = op.redispatch
 
     def no_grad(keyset, args):
-        raw = keyset.raw_repr()
-        direct = _direct.get(raw)
-        if direct is None:
-            direct = _direct[raw] = _goes_direct(keyset)
-        if direct:
+        if _is_direct(keyset):
             return kernel(*args)
         with _below_autograd():
             return redispatch(keyset & _after_autograd, *args)
@@ -176,6 +180,10 @@ def _register(name: str, schema: str, kernel, fake, setup_context, backward):
     Function.__name__ = Function.__qualname__ = f"batchlin_{name}_backward"
 
     def autograd_kernel(keyset, a, *args):
+        if not (a.requires_grad and _grad_enabled()) and _is_direct(keyset):
+            # The common case first: the arguments as they came (the kernel's defaults
+            # are the schema's), no tuple rebuilt.
+            return kernel(a, *args)
         # The dispatcher leaves out trailing arguments equal to their defaults.
         if len(args) < nargs:
             args = (*args, *defaults[len(args):])
