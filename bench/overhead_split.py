@@ -11,7 +11,8 @@ the timed part):
 - empty: torch.empty of the shared output buffer alone;
 - native: the native call alone (`_native.DeviceCall`) on a buffer made once: argument
   parsing, the core's checks, plan and launch memos, the driver's launch;
-- spec.run: outputs allocated and the native call (what `_cuda` does past its lookup);
+- _cuda: the spec lookup, the outputs allocated and the native call (`batchlin.torch._cuda`,
+  what `batchlin.qr` runs below its front door);
 - batchlin.qr: the whole public call;
 - stream: torch's current-stream lookup alone.
 Complements bench/overhead.py (wall against kernel time over many calls).
@@ -73,7 +74,7 @@ def main():
     args = ap.parse_args()
     print(f"batchlin {batchlin.__version__}; torch {torch.__version__}; {torch.cuda.get_device_name()}")
     print("\nhost us a call (median of 7 runs of", args.calls, "calls, queue not full)\n")
-    print("| shape | empty | stream | native | spec.run | batchlin.qr | torch.ops qr |")
+    print("| shape | empty | stream | native | _cuda | batchlin.qr | torch.ops qr |")
     print("|---|---|---|---|---|---|---|")
     profiles = []
     for s in args.shapes.split(","):
@@ -93,12 +94,12 @@ def main():
         buf = torch.empty(max(spec.elems, 1), dtype=a.dtype, device=dev)
         out = buf.data_ptr()
         if not spec.elems:
-            outs = [torch.empty(o[0], dtype=a.dtype, device=dev) for o in spec.outs if o is not None]
+            outs = [torch.empty(*size, dtype=a.dtype, device=dev) for size in spec.sizes]
             out = tuple(t.data_ptr() for t in outs)
         st = bt._current_stream(0)
         ap_ = a.data_ptr()
         t_native = host_us(lambda: spec.call(ap_, out, None, 0, st), args.calls)
-        t_run = host_us(lambda: spec.run(bt._TorchOutputs, ap_, a.dtype, 0, st), args.calls)
+        t_run = host_us(lambda: bt._cuda("qr", a, "L", "auto", False), args.calls)
         t_qr = host_us(lambda: batchlin.qr(a), args.calls)
         t_op = host_us(lambda: torch.ops.batchlin.qr(a), args.calls)
         print(f"| {s} | {t_empty:.1f} | {t_stream:.1f} | {t_native:.1f} | {t_run:.1f} | {t_qr:.1f} | {t_op:.1f} |")
