@@ -28,8 +28,13 @@ template <typename T> int eigh(const T* a, int n, T* w, T* v, unsigned* info) {
     g.ld = (l % 2 ? l : l + 1) * vn;
     // EMU_A_GLOBAL=1: the work matrix in `work` too, as cuda/eigh.rs places it beyond shared memory.
     const bool glob = getenv("EMU_A_GLOBAL") && *getenv("EMU_A_GLOBAL") == '1';
-    std::vector<T> work((glob ? (size_t)n * g.ld : 0) + 3 * (size_t)n * n + 1);  // the fast path's scratch
-    g.work = work.data(); g.work_bs = (long long)work.size();
+    // A and the panels' V and W (BL_EIGH_PANEL), then the fast path's scratch.
+    // 16-byte aligned, as cuda/eigh.rs allocates it: the panels are read as vectors.
+    const size_t len = (glob ? (size_t)n * g.ld + 2 * BL_EIGH_PANEL * (size_t)n : 0) + 3 * (size_t)n * n + 1;
+    std::vector<T> work(len + 16 / sizeof(T));
+    T* w0 = work.data();
+    while ((uintptr_t)w0 % 16) ++w0;
+    g.work = w0; g.work_bs = (long long)len;
     g.a_global = glob; g.fast = v != nullptr && n >= 2;
     run_one<T>(g);
     return 0;

@@ -1426,24 +1426,28 @@ mod tests {
     }
 
     /// The rules' eigh through cuSOLVER: one matrix from 192 (float32) or 128 (float64),
-    /// batches where `XsyevBatched` wins (not just past 256, where its time jumps).
+    /// batches where `XsyevBatched` wins against `block` (not just past 256, where its
+    /// time jumps; `block`'s panels moved the float32 bounds in version 5).
     #[test]
     fn cusolver_eigh_rule() {
         let pref = |dt, batch, n| {
             cuda::cusolver::prefer_eigh(&Problem::new(Variant::Eigh, dt, batch, n, n))
         };
         use DType::{F32, F64};
-        // The shapes of record: 256x256x256, 16 and 1 of 1024 to cuSOLVER, 1024x128 not.
-        assert!(pref(F32, 256, 256) && pref(F32, 16, 1024) && pref(F32, 1, 1024));
+        // The shapes of record: 16 and 1 of 1024 to cuSOLVER; 256x256x256 and 1024x128
+        // to `block` (its panels since version 5).
+        assert!(!pref(F32, 256, 256) && pref(F32, 16, 1024) && pref(F32, 1, 1024));
         assert!(!pref(F32, 1024, 128) && !pref(F32, 1, 191) && pref(F32, 1, 354));
+        assert!(pref(F32, 4, 256) && pref(F32, 16, 256) && !pref(F32, 64, 256));
         assert!(!pref(F32, 2, 258) && !pref(F32, 4, 289) && !pref(F32, 3, 594));
-        assert!(pref(F32, 4, 672) && pref(F32, 512, 192));
+        assert!(!pref(F32, 4, 672) && pref(F32, 4, 724) && pref(F32, 32, 192));
         assert!(pref(F64, 1024, 128) && !pref(F64, 228, 147) && !pref(F64, 48, 286));
+        assert!(!pref(F64, 16, 256) && !pref(F64, 4, 362));
         assert!(pref(F64, 2, 605) && pref(F64, 1, 163) && !pref(F64, 1, 127));
         let values = |batch, n| {
             cuda::cusolver::prefer_eigh(&Problem::new(Variant::Eigvalsh, F32, batch, n, n))
         };
-        assert!(!values(2, 204) && values(1, 340) && values(4, 672));
+        assert!(!values(2, 204) && values(1, 340) && !values(4, 724) && values(16, 1024));
     }
 
     /// The rules' QR beyond tile's and wy's 128 rows: blocked before smem from 16

@@ -146,7 +146,7 @@ pub static KERNELS: &[Kernel] = &[
         name: "block",
         about: "a block a matrix: tridiagonalisation and implicit QL, in shared memory where it fits (any n)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::eigh::supports_block(p, caps)),
-        version: 4,
+        version: 5,
     },
     Kernel {
         op: Op::Eigh,

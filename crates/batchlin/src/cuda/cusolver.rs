@@ -292,26 +292,30 @@ pub(crate) fn supports_eigh(p: &Problem) -> bool {
 /// The eigh shapes the rules (a GPU without a cost table) send to cuSOLVER rather than
 /// `block`. One matrix (`syevd`): from n = 192 in float32, 128 in float64. A batch
 /// (`XsyevBatched`, whose time jumps past n = 256: float32 2x258x258 27.8 ms against
-/// 4x256x256's 2.7): float32 192-256 (eigenvectors only: `block`'s values alone win
-/// there, eigvalsh 2x204x204 1.12 / 2.10, 4x236x236 1.56 / 2.45) and from 640, float64
-/// 128-144 and from 576.
+/// 4x256x256's 2.7): float32 with eigenvectors 192-256 below 64 matrices and from 720,
+/// float32 values alone from 950; float64 128-144 and from 576.
 /// `block` against `cusolver`, ms: on the H200 (2026-12-04,
 /// docs/results/h200/2026-12-04-eigh-fast-path) float32 1024x160x160 11.1 / 20.6,
-/// 512x192x192 12.9 / 12.6, 256x256x256 23.3 / 9.5, float64 1024x96x96 6.1 / 9.0,
-/// 1024x128x128 17.3 / 13.0; on an H100 (`batchlin tune`'s held-out shapes,
-/// docs/results/h100/2026-12-06-full-tune, 2026-12-06-tune-routing, 2026-12-07-check-
-/// tables) float32 4x289x289 6.5 / 26.9, 6x351x351 11.5 / 27.9, 12x470x470 23.8 / 27.3,
-/// 3x594x594 50.0 / 56.6, 4x672x672 71.0 / 38.0, float64 228x147x147 5.2 / 14.5,
-/// 48x286x286 12.3 / 22.3, 2x605x605 65.5 / 44.2; 1x354x354 float32 11.6 / 3.4.
+/// 512x192x192 12.9 / 12.6, float64 1024x96x96 6.1 / 9.0, 1024x128x128 17.3 / 13.0; on an
+/// H100 (`batchlin tune`'s held-out shapes, docs/results/h100/2026-12-06-full-tune,
+/// 2026-12-06-tune-routing, 2026-12-07-check-tables) float32 4x289x289 6.5 / 26.9,
+/// 6x351x351 11.5 / 27.9, float64 228x147x147 5.2 / 14.5, 48x286x286 12.3 / 22.3,
+/// 2x605x605 65.5 / 44.2; 1x354x354 float32 11.6 / 3.4. Since `block` tridiagonalises by
+/// panels where A is in global memory (version 5; the H100's tune grid,
+/// docs/results/h100/2026-12-07-eigh-panels, cuSOLVER's time over `block`'s): float32
+/// eigh at 256 0.77 / 0.83 / 1.00 / 1.19 for 4 / 16 / 64 / 256 matrices (256x256x256
+/// 8.0 ms against 9.5 forced), at 512 1.29-1.36, at 724 0.98, 16x1024 0.52; eigvalsh at
+/// 724 1.70, 16x1024 0.87; float64 at 256 1.24-1.57, 362 1.16-1.27, 512 0.87-0.92.
 pub(crate) fn prefer_eigh(p: &Problem) -> bool {
     let f32_ = p.dtype == DType::F32;
     if p.batch <= 1 {
         return p.n >= if f32_ { 192 } else { 128 };
     }
     let vectors = p.variant == Variant::Eigh;
-    match f32_ {
-        true => (vectors && (192..=256).contains(&p.n)) || p.n >= 640,
-        false => (128..=144).contains(&p.n) || p.n >= 576,
+    match (f32_, vectors) {
+        (true, true) => ((192..=256).contains(&p.n) && p.batch < 64) || p.n >= 720,
+        (true, false) => p.n >= 950,
+        (false, _) => (128..=144).contains(&p.n) || p.n >= 576,
     }
 }
 

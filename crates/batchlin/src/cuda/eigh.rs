@@ -64,6 +64,10 @@ fn big_elems(n: usize, es: usize) -> usize {
     n * ld(n, es)
 }
 
+/// Columns of a panel of the tridiagonalisation in global memory (kernels/eigh.cu
+/// `BL_EIGH_PANEL`): its scratch, V and W, holds `2 * PANEL * n` elements after A.
+const PANEL: usize = 16;
+
 /// Elements of T a matrix of the fast path's global scratch (kernels/eigh.cu
 /// `bl_eigh_fast`): the twisted factorisations' vectors, their orthogonalised copy and
 /// X^T X - I, n x n each.
@@ -271,10 +275,16 @@ pub(crate) unsafe fn run_block<T: Real>(
         dev.smem_optin,
     )?;
     let mut args = args(c, es);
-    // Global work (A where it does not fit in shared memory, the fast path's scratch with
-    // vectors) in chunks of the batch of at most WORK_BYTES.
+    // Global work (A and the panels where A does not fit in shared memory, the fast
+    // path's scratch with vectors) in chunks of the batch of at most WORK_BYTES.
     let fast = c.v.is_some() && n >= 2;
-    let per = if in_smem { 0 } else { big_elems(n, es) } + if fast { fast_elems(n) } else { 0 };
+    // Whole 16-byte vectors a matrix: the panels' rows are read as vectors.
+    let per = (if in_smem {
+        0
+    } else {
+        big_elems(n, es) + 2 * PANEL * n
+    } + if fast { fast_elems(n) } else { 0 })
+    .next_multiple_of(16 / es);
     let mut sc = Scratch::new(stream);
     let chunk = if per == 0 {
         batch

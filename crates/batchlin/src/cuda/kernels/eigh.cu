@@ -309,6 +309,128 @@ template <typename T> __device__ __forceinline__ T bl_column_scale(const T* Z, i
     return lead < T(0) ? -sc : sc;
 }
 
+// Columns of a panel of the global-memory tridiagonalisation (cuda/eigh.rs PANEL).
+#define BL_EIGH_PANEL 16
+
+// The tridiagonalisation where A is in global memory, by panels (the scheme of LAPACK's
+// xLATRD, lower): within a panel of BL_EIGH_PANEL steps A is read as it was at the panel's
+// start and the panel's earlier reflectors enter as corrections (A_k = A - V W^T - W V^T
+// over the panel's steps so far); the trailing matrix is updated once a panel, a rank-2nb
+// product. A step then reads the trailing matrix once (p = tau A v), where the unblocked
+// step read it three times (the product, the update's read and write): such a step is
+// bound by those reads (256x256 and larger in float32, from about 117 in float64).
+// A: symmetric, whole, row i at A[i ld]; column k keeps step k's reflector below row k + 1
+// (for Q), as the shared-memory steps leave it. V, W (global scratch, PANEL entries a row
+// of A): row i's entries of the panel's reflectors v and of w = p - (tau/2)(p.v) v, each
+// written from the reflector's first row on (the rows before it are never read); 16-byte
+// aligned (cuda/eigh.rs rounds each matrix's scratch to whole vectors). yz:
+// 2 PANEL shared. The products p are compensated sums (BlDot2), as the other path's.
+template <typename T>
+__device__ void bl_tridiag_panels(T* A, int ld, int n, T* vv, T* pp, T* d, T* e, T* tau, T* red, T* V, T* W,
+                                  T* yz) {
+    constexpr int NB = BL_EIGH_PANEL, VN = BlVec<T>::N;
+    const int tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    for (int k0 = 0; k0 < n - 1; k0 += NB) {
+        const int kend = min(k0 + NB, n - 1);  // the panel's steps k0 .. kend - 1
+        for (int k = k0; k < kend; ++k) {
+            const int c = k - k0, r0 = k + 1;
+            // Column k from row k as the panel's earlier steps left it: row k of A (as at the
+            // panel's start; symmetric, and contiguous) less the corrections.
+            T part = T(0);
+            for (int i = k + tid; i < n; i += nt) {
+                T x = A[(bl_i64)k * ld + i];
+                for (int u = 0; u < c; ++u) x -= V[i * NB + u] * W[k * NB + u] + W[i * NB + u] * V[k * NB + u];
+                pp[i] = x;
+                if (i > r0) part += x * x;
+            }
+            const T ss = bl_sum_all(part, red);
+            __syncthreads();  // pp, where one warp sums without a barrier
+            T beta, t, scal;
+            bl_householder(pp[r0], ss, beta, t, scal);
+            for (int i = r0 + tid; i < n; i += nt) {
+                const T v = i == r0 ? T(1) : pp[i] * scal;
+                vv[i] = v;
+                V[i * NB + c] = v;
+                if (i > r0) A[(bl_i64)i * ld + k] = v;  // the reflector, kept for Q
+            }
+            if (tid == 0) {
+                e[k] = beta;
+                tau[k] = t;
+                d[k] = pp[k];
+            }
+            __syncthreads();
+            if (t != T(0)) {
+                // A v over the trailing rows (as at the panel's start), a thread a row; then
+                // y = W^T v and z = V^T v over the panel's earlier steps, a warp a product.
+                for (int i = r0 + tid; i < n; i += nt) {
+                    BlDot2<T> s;
+                    int j = r0;
+                    for (; j + 4 <= n; j += 4)  // four products summed plainly, then carried exactly
+                        s.add(A[(bl_i64)j * ld + i] * vv[j] + A[(bl_i64)(j + 1) * ld + i] * vv[j + 1] +
+                              A[(bl_i64)(j + 2) * ld + i] * vv[j + 2] + A[(bl_i64)(j + 3) * ld + i] * vv[j + 3]);
+                    for (; j < n; ++j) s.add(A[(bl_i64)j * ld + i], vv[j]);
+                    pp[i] = s.value();
+                }
+                for (int q = wid; q < 2 * c; q += nw) {
+                    const T* X = q < c ? W + q : V + (q - c);
+                    T s = T(0);
+                    for (int j = r0 + lane; j < n; j += 32) s += X[j * NB] * vv[j];
+                    s = bl_warp_sum(s);
+                    if (lane == 0) yz[q] = s;
+                }
+                __syncthreads();
+                // p = tau (A v - V y - W z), each thread its own rows of A v; p.v.
+                BlDot2<T> part2;
+                for (int i = r0 + tid; i < n; i += nt) {
+                    T s = pp[i];
+                    for (int u = 0; u < c; ++u) s -= V[i * NB + u] * yz[u] + W[i * NB + u] * yz[c + u];
+                    s *= t;
+                    pp[i] = s;
+                    part2.add(s, vv[i]);
+                }
+                const T kk = -(T(0.5) * t) * bl_sum_all(part2.value(), red);
+                for (int i = r0 + tid; i < n; i += nt) W[i * NB + c] = pp[i] + kk * vv[i];
+            } else {
+                for (int i = r0 + tid; i < n; i += nt) W[i * NB + c] = T(0);
+            }
+            __syncthreads();
+        }
+        // The trailing matrix, rows and columns from kend: A -= V W^T + W V^T over the
+        // panel's steps, a thread a column (its V and W entries in registers), row j's
+        // entries read as 16-byte vectors (the same for every lane). A short last panel's
+        // unused entries zeroed first (the scratch may hold anything there).
+        const int nc = kend - k0;
+        if (nc < NB) {
+            for (int idx = tid; idx < (n - kend) * (NB - nc); idx += nt) {
+                const int i = kend + idx / (NB - nc), u = nc + idx % (NB - nc);
+                V[i * NB + u] = W[i * NB + u] = T(0);
+            }
+            __syncthreads();
+        }
+        for (int i = kend + tid; i < n; i += nt) {
+            T vi[NB], wi[NB];
+#pragma unroll
+            for (int u = 0; u < NB; u += VN) {
+                BlVec<T>::ldg(V + i * NB + u, vi + u);
+                BlVec<T>::ldg(W + i * NB + u, wi + u);
+            }
+            for (int j = kend; j < n; ++j) {
+                T s = A[(bl_i64)j * ld + i];
+#pragma unroll
+                for (int u0 = 0; u0 < NB; u0 += VN) {
+                    T vj[VN], wj[VN];
+                    BlVec<T>::ldg(V + j * NB + u0, vj);
+                    BlVec<T>::ldg(W + j * NB + u0, wj);
+#pragma unroll
+                    for (int u = 0; u < VN; ++u) s -= vj[u] * wi[u0 + u] + wj[u] * vi[u0 + u];
+                }
+                A[(bl_i64)j * ld + i] = s;
+            }
+        }
+        __syncthreads();
+    }
+}
+
 template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int n = p.n, ld = p.ld, tid = threadIdx.x, nt = blockDim.x;
@@ -385,21 +507,23 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     // column k + 1 (v and p zero before it: those columns, the reflectors', are read and
     // left as they are); a thread's vector loads of 8 rows hit distinct banks (ld). Three
     // barriers a step and no block reduction there: the reflector; p = tau A22 v; then
-    // every thread sums p.v itself and updates its rows, A22 -= v w^T + w v^T with
+    // each warp sums p.v and updates its rows, A22 -= v w^T + w v^T with
     // w = p - (tau/2)(p.v) v, each row leaving the square of its new entry in column k + 1
     // in csq, which every thread of the next step sums itself for that column's norm. In
-    // global memory a thread a column, so that a warp's loads are consecutive (coalesced),
-    // the norm and p.v by block reductions.
+    // global memory by panels (bl_tridiag_panels).
     // The products p and p.v are compensated sums (BlDot2, common.cu): plain ones left the
     // float64 200x200 matrix of ones' top eigenvalue 14 eps n off, its other eigenvalues as
     // far from zero (the trailing block's rounding alike in every entry).
     const bool rows = !p.a_global;
-    const int lpr = rows ? bl_vec_lanes(n, 4) : 1;
+    // Global scratch after A: the panels' V and W, then the fast path's.
+    T* const panels = rows ? nullptr : gw + (bl_i64)n * ld;
+    if (!rows) bl_tridiag_panels<T>(A, ld, n, vv, pp, d, e, tau, red, panels, panels + (bl_i64)BL_EIGH_PANEL * n, rot);
+    const int lpr = bl_vec_lanes(n, 4);
     const int grp = tid / lpr, gl = tid - grp * lpr, ngrp = nt / lpr;
     T* csq = rot;          // n: column k + 1's squares by row (rot is free until tql2)
-    bool have_ss = false;  // csq holds column k's squares (rows)
-    for (int k = 0; k < n - 1; ++k) {
-        const int r0 = k + 1, j0 = rows ? r0 / VN * VN : r0;
+    bool have_ss = false;  // csq holds column k's squares
+    for (int k = 0; rows && k < n - 1; ++k) {
+        const int r0 = k + 1, j0 = r0 / VN * VN;
         T ss = T(0);
         if (have_ss) {  // rows r0 + 1.. of column k, summed in every thread alike
             for (int i = r0 + 1; i < n; ++i) ss += csq[i];
@@ -421,7 +545,7 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
             d[k] = A[(bl_i64)k * ld + k];
         }
         __syncthreads();
-        if (t != T(0) && rows) {
+        if (t != T(0)) {
             bl_vec_dots<T, true>(A, ld, r0, n, j0, n, vv, pp, t, lpr);  // p = tau A22 v
             __syncthreads();
             // p.v by each warp alike, a lane every 32nd vector, the lanes' sums added by
@@ -454,32 +578,11 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
                     BlVec<T>::st(A + (bl_i64)i * ld + c, a);
                 }
             }
-        } else if (t != T(0)) {
-            // p = tau A22 v; w = p - (tau/2)(p.v) v; A22 -= v w^T + w v^T.
-            BlDot2<T> part2;
-            for (int i = r0 + tid; i < n; i += nt) {
-                BlDot2<T> s;
-                int j = r0;
-                for (; j + 4 <= n; j += 4)  // four products summed plainly, then carried exactly
-                    s.add(A[(bl_i64)j * ld + i] * vv[j] + A[(bl_i64)(j + 1) * ld + i] * vv[j + 1] +
-                          A[(bl_i64)(j + 2) * ld + i] * vv[j + 2] + A[(bl_i64)(j + 3) * ld + i] * vv[j + 3]);
-                for (; j < n; ++j) s.add(A[(bl_i64)j * ld + i], vv[j]);
-                pp[i] = t * s.value();
-                part2.add(pp[i], vv[i]);
-            }
-            const T kk = -(T(0.5) * t) * bl_sum_all(part2.value(), red);  // a barrier where 2+ warps
-            __syncwarp();  // one warp: p's entries from other lanes
-            for (int i = r0 + tid; i < n; i += nt) pp[i] += kk * vv[i];
-            __syncthreads();
-            for (int i = r0 + tid; i < n; i += nt) {
-                const T vi = vv[i], wi = pp[i];
-                for (int j = r0; j < n; ++j) A[(bl_i64)j * ld + i] -= vi * pp[j] + wi * vv[j];
-            }
         }
         // The reflector into column k, where no vector store above wrote it.
-        if (!rows || t == T(0) || k < j0)
+        if (t == T(0) || k < j0)
             for (int i = r0 + 1 + tid; i < n; i += nt) A[(bl_i64)i * ld + k] = vv[i];
-        have_ss = rows && t != T(0);
+        have_ss = t != T(0);
         __syncthreads();
     }
     if (tid == 0) {
@@ -491,7 +594,7 @@ template <typename T> __device__ void bl_eigh_block(const EighArgs& p) {
     // The fast path: vectors without tql2's chain, the reflectors applied to them in the
     // output (Q not formed); Q formed and tql2 below where it declines.
     if (vec && BL_EIGH_FAST && p.fast && n >= 2) {
-        T* fs = gw + (p.a_global ? (bl_i64)n * ld : 0);
+        T* fs = rows ? gw : panels + 2 * (bl_i64)BL_EIGH_PANEL * n;
         if (bl_eigh_fast(p, b, A + ld, tau, d, e, vv, rot, pp, perm, msg, fs, es)) return;
         __syncthreads();  // every thread is past the fast path's flags before tql2's messages
     }
