@@ -278,13 +278,14 @@ pub(crate) unsafe fn run_block<T: Real>(
     // Global work (A and the panels where A does not fit in shared memory, the fast
     // path's scratch with vectors) in chunks of the batch of at most WORK_BYTES.
     let fast = c.v.is_some() && n >= 2;
-    // Whole 16-byte vectors a matrix: the panels' rows are read as vectors.
-    let per = (if in_smem {
+    let a_work = if in_smem {
         0
     } else {
         big_elems(n, es) + 2 * PANEL * n
-    } + if fast { fast_elems(n) } else { 0 })
-    .next_multiple_of(16 / es);
+    };
+    let fast_work = if fast { fast_elems(n) } else { 0 };
+    // Whole 16-byte vectors a matrix: the panels' rows are read as vectors.
+    let per = (a_work + fast_work).next_multiple_of(16 / es);
     let mut sc = Scratch::new(stream);
     let chunk = if per == 0 {
         batch
