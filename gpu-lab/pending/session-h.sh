@@ -43,19 +43,4 @@ left 80 && { timeout 120 compute-sanitizer --tool memcheck --print-limit 20 /tmp
   echo "memcheck rc $?" >> "$OUT/memcheck.log"; tail -3 "$OUT/memcheck.log"; }
 echo "tests done at $SECONDS s"
 [ "${RETUNE:-0}" = 1 ] || exit 0
-left 200 || { echo "no time left to tune"; exit 0; }
-rm -rf /tmp/gpu-tune /tmp/tables /tmp/prev /tmp/check && mkdir -p /tmp/gpu-tune/tune /tmp/tables /tmp/prev
-tar xzf $P/prev-tables.tar.gz -C /tmp/prev
-for f in /tmp/prev/tune/*.toml; do grep -v '^eigh/' "$f" > /tmp/gpu-tune/tune/$(basename "$f"); done
-export BATCHLIN_TABLE_DIR=/tmp/tables
-timeout -k 10 190 /tmp/cli/new tune --only eigh --resume --grid-only --budget 2m --install \
-  --out /tmp/gpu-tune/tune > "$OUT/tune.log" 2>&1
-echo "tune rc $?" >> "$OUT/tune.log"
-tar czf "$OUT/retune.tar.gz" -C /tmp gpu-tune/tune
-tail -2 "$OUT/tune.log"
-secs=$((520 - SECONDS)); [ $secs -gt 150 ] && secs=150
-[ $secs -lt 40 ] && { echo "no time left to check"; exit 0; }
-timeout -k 10 $((secs + 40)) /tmp/cli/new tune --check /tmp/tables/cpu-*.toml --budget "${secs}s" --out /tmp/check > "$OUT/check.log" 2>&1
-echo "check rc $?" >> "$OUT/check.log"
-tar czf "$OUT/check.tar.gz" -C /tmp check
-grep -E "^\| the|rc" "$OUT/check.log"
+bash gpu-lab/pending/retune-over.sh "$OUT" eigh /tmp/cli/new $P/prev-tables.tar.gz 2m 190 $((560 - SECONDS))

@@ -5,7 +5,8 @@
 # (place 2); the SVD tests and the library's CUDA tests on `new`; memcheck on the SVD's
 # float32 every-kernel test (place 2 at 256x256; it needed more than 125 s); then, with
 # RETUNE=1, the SVD measured again by `new` over the tables of
-# docs/results/h100/2026-12-07-eigh-panels (tables.tar.gz) and checked held out.
+# docs/results/h100/2026-12-07-eigh-panels (tables.tar.gz) and checked held out
+# (retune-over.sh).
 # REPS (2), LIMIT (560: the call's seconds), TEST_S (150) trim it for a short budget.
 #   run(command="RETUNE=1 bash gpu-lab/pending/session-j.sh $OUT", carry=[".gpu7-pack"], kind="nvidia-h100-x1")
 # .gpu7-pack: head.xz and new.xz (the CLI, release, BATCHLIN_NVRTC=none), svd-test.xz and
@@ -46,19 +47,4 @@ left 80 && { timeout $ms compute-sanitizer --tool memcheck --print-limit 20 /tmp
   echo "memcheck rc $?" >> "$OUT/memcheck.log"; tail -3 "$OUT/memcheck.log"; }
 echo "tests done at $SECONDS s"
 [ "${RETUNE:-0}" = 1 ] || exit 0
-left 200 || { echo "no time left to tune"; exit 0; }
-rm -rf /tmp/gpu-tune /tmp/tables /tmp/prev /tmp/check && mkdir -p /tmp/gpu-tune/tune /tmp/tables /tmp/prev
-tar xzf $P/prev-tables.tar.gz -C /tmp/prev
-for f in /tmp/prev/tune/*.toml; do grep -v '^svd/' "$f" > /tmp/gpu-tune/tune/$(basename "$f"); done
-export BATCHLIN_TABLE_DIR=/tmp/tables
-timeout -k 10 220 /tmp/cli/new tune --only svd --resume --grid-only --budget 3m --install \
-  --out /tmp/gpu-tune/tune > "$OUT/tune.log" 2>&1
-echo "tune rc $?" >> "$OUT/tune.log"
-tar czf "$OUT/retune.tar.gz" -C /tmp gpu-tune/tune
-tail -2 "$OUT/tune.log"
-secs=$((520 - SECONDS)); [ $secs -gt 150 ] && secs=150
-[ $secs -lt 40 ] && { echo "no time left to check"; exit 0; }
-timeout -k 10 $((secs + 40)) /tmp/cli/new tune --check /tmp/tables/cpu-*.toml --budget "${secs}s" --out /tmp/check > "$OUT/check.log" 2>&1
-echo "check rc $?" >> "$OUT/check.log"
-tar czf "$OUT/check.tar.gz" -C /tmp check
-grep -E "^\| the|rc" "$OUT/check.log"
+bash gpu-lab/pending/retune-over.sh "$OUT" svd /tmp/cli/new $P/prev-tables.tar.gz 3m 220 $((${LIMIT:-560} - SECONDS))
