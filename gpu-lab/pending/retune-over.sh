@@ -1,8 +1,10 @@
 #!/bin/bash
 # One operation measured again over an earlier tune's tables, then the result checked on
-# held-out shapes: PREV's tune/*.toml less their OP rows, `CLI tune --only OP --resume
-# --grid-only --budget BUDGET --install` (killed after TUNE_TIMEOUT s), then `CLI tune
-# --check` with what is left of the caller's LEFT seconds (40 kept back, at most 150).
+# held-out shapes: PREV's tune/*.toml kept whole (`--resume` drops the rows of kernels
+# whose version moved on and measures those kernels again at the shapes kept, new shapes
+# with every kernel), `CLI tune --only OP --resume --grid-only --budget BUDGET --install`
+# (killed after TUNE_TIMEOUT s), then `CLI tune --check` with what is left of the
+# caller's LEFT seconds (40 kept back, at most 150).
 # Writes tune.log, retune.tar.gz, check.log and check.tar.gz into OUT. Called on the
 # device by session-h.sh (eigh) and session-j.sh (svd).
 #   retune-over.sh OUT OP CLI PREV BUDGET TUNE_TIMEOUT LEFT
@@ -11,7 +13,7 @@ OUT=$1 OP=$2 CLI=$3 PREV=$4 BUDGET=$5 TUNE_TIMEOUT=$6 LEFT=$7
 [ "$LEFT" -gt 200 ] || { echo "no time left to tune"; exit 0; }
 rm -rf /tmp/gpu-tune /tmp/tables /tmp/prev /tmp/check && mkdir -p /tmp/gpu-tune/tune /tmp/tables /tmp/prev
 tar xzf "$PREV" -C /tmp/prev
-for f in /tmp/prev/tune/*.toml; do grep -v "^$OP/" "$f" > /tmp/gpu-tune/tune/$(basename "$f"); done
+cp /tmp/prev/tune/*.toml /tmp/gpu-tune/tune/
 export BATCHLIN_TABLE_DIR=/tmp/tables
 timeout -k 10 "$TUNE_TIMEOUT" "$CLI" tune --only "$OP" --resume --grid-only --budget "$BUDGET" --install \
   --out /tmp/gpu-tune/tune > "$OUT/tune.log" 2>&1

@@ -43,8 +43,8 @@ const USAGE: &str = "usage:
       the raw points and a report of the tables' regret on shapes held out of the grid
       (DIR: tune-<device>); --install puts the tables where the planner reads them
       (BATCHLIN_TABLE_DIR, else the cache directory's tables/); --resume goes on
-      from the tables DIR holds (their points kept, their shapes not measured again:
-      a tune over several runs); --grid-only gives the whole budget to the grid and
+      from the tables DIR holds (their points kept, their shapes not measured again
+      but by kernels changed since: a tune over several runs); --grid-only gives the whole budget to the grid and
       checks nothing (a run of such a tune but the last); --check TABLE (this CPU's)
       measures no grid: the regret on held-out shapes, all the budget
   batchlin help | -h | --help

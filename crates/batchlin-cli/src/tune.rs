@@ -1078,7 +1078,8 @@ type GridPoints = ([(Vec<Point>, Vec<String>); 2], [f64; 3]);
 /// One grid shape's points in `dtype`, each with the kernels that failed there: where
 /// `gpu` is given its kernels with the data there, then the CPU's kernels on host data,
 /// but those hopeless by their device's points so far (`cpu_points`, `gpu_points`:
-/// `verdict`). Where the copies'
+/// `verdict`). With `only`, the kernels named there alone (a resumed tune's stale ones at
+/// a shape it holds), measured against the points kept there. Where the copies'
 /// model `link` is given, a CPU kernel three times slower than the GPU's best with the
 /// copies keeps its pilot (`shape_points`): host data goes to the GPU there whatever the
 /// CPU's exact time (on an H100 machine, 2026-12-06, two thirds of the CPU's time went
@@ -1090,53 +1091,70 @@ fn grid_points(
     dtype: DType,
     gpu: Option<&DeviceCaps>,
     cpu_too: bool,
+    only: Option<&HashSet<String>>,
     [cpu_points, gpu_points]: [&[Point]; 2],
     link: Option<&Transfer>,
     rng: &mut StdRng,
 ) -> GridPoints {
+    #[allow(clippy::too_many_arguments)]
     fn go<T: Real>(
         s: &Shape,
         v: Variant,
         gpu: Option<&DeviceCaps>,
         cpu_too: bool,
+        only: Option<&HashSet<String>>,
         [cpu_points, gpu_points]: [&[Point]; 2],
         link: Option<&Transfer>,
         rng: &mut StdRng,
     ) -> GridPoints {
+        let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
+        let named = |k: &&'static Kernel| only.is_none_or(|o| o.contains(&kernel_key(k)));
+        let gpu_ks: Vec<_> = gpu.map_or(vec![], |caps| kernels_for(&p, Some(caps)));
+        let gpu_ks: Vec<_> = gpu_ks.into_iter().filter(named).collect();
+        let cpu_ks: Vec<_> = match cpu_too {
+            true => kernels_for(&p, None).into_iter().filter(named).collect(),
+            false => vec![],
+        };
+        if gpu_ks.is_empty() && cpu_ks.is_empty() {
+            return Default::default();
+        }
+        // The fastest point kept at this very shape (none unless `only`).
+        let kept = |points: &[Point]| {
+            points
+                .iter()
+                .filter(|q| (q.variant, q.dtype) == (v, T::DTYPE))
+                .filter(|q| (q.batch, q.m, q.n) == (s.batch, s.m, s.n))
+                .map(|q| q.median_us)
+                .fold(f64::INFINITY, f64::min)
+        };
         let t = Instant::now();
         let inputs = inputs_for::<T>(s, rng);
-        let p = Problem::new(v, T::DTYPE, s.batch, s.m, s.n);
         let made = t.elapsed().as_secs_f64();
-        let on_gpu = gpu.map_or((vec![], vec![]), |caps| {
-            let ks = kernels_for(&p, Some(caps));
-            let against = Against {
-                bar_us: f64::INFINITY,
-                history: gpu_points,
-                probe: true,
-            };
-            shape_points(s, v, &ks, Data::Gpu, &inputs, against)
-        });
+        let against = Against {
+            bar_us: kept(gpu_points),
+            history: gpu_points,
+            probe: true,
+        };
+        let on_gpu = shape_points(s, v, &gpu_ks, Data::Gpu, &inputs, against);
         let gpu_done = t.elapsed().as_secs_f64();
-        let bar_us = match (link, on_gpu.0.iter().map(|q| q.median_us).reduce(f64::min)) {
-            (Some(l), Some(us)) => cost_us(us, Some(host_copies(&p)), l),
+        let gpu_best = (on_gpu.0.iter().map(|q| q.median_us)).fold(kept(gpu_points), f64::min);
+        let bar_us = match link {
+            Some(l) if gpu_best.is_finite() => cost_us(gpu_best, Some(host_copies(&p)), l),
             _ => f64::INFINITY,
         };
         let against = Against {
-            bar_us,
+            bar_us: bar_us.min(kept(cpu_points)),
             history: cpu_points,
             probe: false,
         };
-        let cpu = match cpu_too {
-            true => shape_points(s, v, &kernels_for(&p, None), Data::Host, &inputs, against),
-            false => (vec![], vec![]),
-        };
+        let cpu = shape_points(s, v, &cpu_ks, Data::Host, &inputs, against);
         let all = t.elapsed().as_secs_f64();
         ([cpu, on_gpu], [made, all - gpu_done, gpu_done - made])
     }
     let points = [cpu_points, gpu_points];
     match dtype {
-        DType::F64 => go::<f64>(s, v, gpu, cpu_too, points, link, rng),
-        _ => go::<f32>(s, v, gpu, cpu_too, points, link, rng),
+        DType::F64 => go::<f64>(s, v, gpu, cpu_too, only, points, link, rng),
+        _ => go::<f32>(s, v, gpu, cpu_too, only, points, link, rng),
     }
 }
 
@@ -1201,13 +1219,28 @@ fn drift(start: f64, end: f64) -> Option<f64> {
 
 /// With `--resume`, the table of `device` in `dir` (none if there is none yet; another
 /// device's is refused), holding only its points of kernels the registry still has at the
-/// version measured.
-fn resumed(dir: &std::path::Path, device: &DeviceKey) -> Result<Option<Table>, String> {
+/// version measured, and the keys of its stale kernels: those of the operations it holds
+/// that it measured at another version or not at all (measured again where it has shapes).
+fn resumed(
+    dir: &std::path::Path,
+    device: &DeviceKey,
+) -> Result<(Option<Table>, Vec<String>), String> {
     let path = dir.join(format!("{}.toml", device.file_stem()));
     if !path.exists() {
-        return Ok(None);
+        return Ok((None, vec![]));
     }
     let mut t = read_checked(&path, device)?;
+    let mut ops: Vec<Op> = vec![];
+    for p in &t.points {
+        if !ops.contains(&p.variant.op()) {
+            ops.push(p.variant.op());
+        }
+    }
+    let stale = versions(&ops, matches!(device, DeviceKey::Cuda { .. }))
+        .into_iter()
+        .filter(|kv| !t.versions.contains(kv))
+        .map(|(k, _)| k)
+        .collect();
     let current: HashSet<&str> = t
         .versions
         .iter()
@@ -1215,7 +1248,7 @@ fn resumed(dir: &std::path::Path, device: &DeviceKey) -> Result<Option<Table>, S
         .map(|(k, _)| k.as_str())
         .collect();
     t.points.retain(|p| current.contains(p.kernel.as_str()));
-    Ok(Some(t))
+    Ok((Some(t), stale))
 }
 
 /// The larger of two drifts: a table measured over several runs drifted at least as much as
@@ -1280,16 +1313,18 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         (false, false) => a.budget.mul_f64(0.9),
     };
     // --resume: the tables in `out` so far (the GPU's only where it is the first GPU here).
-    let (cpu_before, gpu_before) = match a.resume {
+    let ((cpu_before, cpu_stale), (gpu_before, gpu_stale)) = match a.resume {
         true => (
             resumed(&out, &key)?,
             match gpu {
                 Some(caps) => resumed(&out, &DeviceKey::of_gpu(caps))?,
-                None => None,
+                None => (None, vec![]),
             },
         ),
-        false => (None, None),
+        false => ((None, vec![]), (None, vec![])),
     };
+    // Kernels changed since the tables kept: measured again at the shapes those hold.
+    let stale: HashSet<String> = cpu_stale.into_iter().chain(gpu_stale).collect();
     let kept = |t: &Option<Table>| t.as_ref().map_or(vec![], |t| t.points.clone());
     let (mut cpu_points, mut gpu_points) = (kept(&cpu_before), kept(&gpu_before));
     let resumed_points = cpu_points.len() + gpu_points.len();
@@ -1400,7 +1435,9 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         };
         for v in variants(s.op).filter(|&v| takes(v)) {
             for dtype in [DType::F32, DType::F64] {
-                if measured.contains(&(v, dtype, s.batch, s.m, s.n)) {
+                // A shape the tables kept: its stale kernels alone, if any.
+                let again = measured.contains(&(v, dtype, s.batch, s.m, s.n));
+                if again && stale.is_empty() {
                     continue;
                 }
                 if t0.elapsed() >= grid_end {
@@ -1412,10 +1449,15 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
                     dtype,
                     gpu_timed,
                     cpu_too,
+                    again.then_some(&stale),
                     [&cpu_points, &gpu_points],
                     staged.as_ref(),
                     &mut rng,
                 );
+                let nothing = [&c, &g].iter().all(|x| x.is_empty());
+                if again && nothing && bad_c.is_empty() && bad_g.is_empty() {
+                    continue;
+                }
                 let _ = writeln!(
                     times,
                     "{},{},{},{},{},{},{:.3},{:.3},{:.3}",
@@ -1588,9 +1630,20 @@ pub fn run(a: &TuneArgs, command: &str) -> Result<(), String> {
         true => format!("Checked {} (its grid not measured again)", file.display()),
         false if resumed_points > 0 => format!(
             "Grid: {done} of {} shapes measured (coarse levels first), {resumed_points} \
-             points of them kept from the tables in {} (`--resume`)",
+             points of them kept from the tables in {} (`--resume`){}",
             shapes.len() + beyond.len(),
-            out.display()
+            out.display(),
+            match stale.is_empty() {
+                true => String::new(),
+                false => {
+                    let mut names: Vec<&str> = stale.iter().map(|k| k.as_str()).collect();
+                    names.sort();
+                    format!(
+                        "; changed since, and measured again at the shapes kept: {}",
+                        names.join(", ")
+                    )
+                }
+            }
         ),
         false => format!(
             "Grid: {done} of {} shapes measured (coarse levels first)",
@@ -2442,6 +2495,73 @@ mod tests {
             ..check
         };
         assert!(run(&refused, "t").is_err());
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    /// A kernel changed since a table was measured (its version there another): a resumed
+    /// tune measures it again at the shapes the table holds, and keeps the others' points
+    /// there as they were.
+    #[test]
+    fn a_resumed_tune_measures_a_changed_kernel_again() {
+        let out = std::env::temp_dir().join(format!("batchlin-stale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let file = out.join(format!("{}.toml", DeviceKey::this_cpu().file_stem()));
+        let table = || Table::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let grid_only = |secs| TuneArgs {
+            grid_only: true,
+            budget: Duration::from_secs(secs),
+            ..short_qr_tune(&out, true)
+        };
+        run(
+            &grid_only(3),
+            "batchlin tune --resume --grid-only (test, 1)",
+        )
+        .unwrap();
+        let first = table();
+        let changed = "qr/cpu-small/small";
+        let mut older = first.clone();
+        for (k, v) in older.versions.iter_mut() {
+            if k == changed {
+                *v += 1;
+            }
+        }
+        std::fs::write(&file, older.to_text()).unwrap();
+        run(
+            &grid_only(20),
+            "batchlin tune --resume --grid-only (test, 2)",
+        )
+        .unwrap();
+        let second = table();
+        let at = |p: &Point| (p.variant, p.dtype, p.batch, p.m, p.n);
+        let fastest = |t: &Table, p: &Point| {
+            t.points
+                .iter()
+                .filter(|q| at(q) == at(p))
+                .all(|q| q.median_us >= p.median_us)
+        };
+        let mut again = 0;
+        for p in &first.points {
+            match p.kernel == changed {
+                // Where it was the fastest it is never hopeless: measured again.
+                true if fastest(&first, p) => {
+                    let q = second
+                        .points
+                        .iter()
+                        .find(|q| q.kernel == changed && at(q) == at(p));
+                    assert!(q.is_some(), "{p:?} not measured again");
+                    again += 1;
+                }
+                true => {}
+                false => assert!(second.points.contains(p), "{p:?} lost"),
+            }
+        }
+        assert!(again > 0, "{first:?}");
+        let key = |p: &Point| (p.kernel.clone(), p.variant, p.dtype, p.batch, p.m, p.n);
+        let keys: HashSet<_> = second.points.iter().map(key).collect();
+        assert_eq!(keys.len(), second.points.len(), "a point measured twice");
+        let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+        let said = format!("measured again at the shapes kept: {changed}");
+        assert!(report.contains(&said), "{report}");
         let _ = std::fs::remove_dir_all(&out);
     }
 
