@@ -94,8 +94,10 @@ def run(fn, a, vec, place, es=4, old=False):
     elif place == 1:
         smem, welems = small + abytes, ldv * q
     else:
-        smem, welems = small, ld * q + (ldv * q if vec else 0)
+        # A, the panels (U, X, V, Y: cuda/svd.rs PANEL = 16 entries a row), V
+        smem, welems = small, ld * q + 32 * (p + q) + (ldv * q if vec else 0)
     welems += 5 * q * q if vec else 0  # the fast path's scratch (cuda/svd.rs)
+    welems = -(-welems // (16 // es)) * (16 // es)  # whole 16-byte vectors a matrix
     fn.max_dynamic_shared_size_bytes = smem
     dt = a.dtype
     u = cp.empty((b, p, q), dt) if vec else np.uint64(0)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # One call: the SVD `bidiag` kernel's bidiagonalisation in global memory by panels (`new`:
-# gpu-lab/pending/svd-panels.patch applied, bidiag's version moved on) against the tree
-# without it (`head`), alternated, forced, at shapes whose A is in global memory
+# `bidiag` version 3, landed with docs/results/h100/2026-12-07-svd-panels) against the
+# tree without it (`head`: version 2), alternated, forced, at shapes whose A is in global memory
 # (place 2); the SVD tests and the library's CUDA tests on `new`; memcheck on the SVD's
 # float32 every-kernel test (place 2 at 256x256; it needed more than 125 s); then, with
 # RETUNE=1, the SVD measured again by `new` over the tables of

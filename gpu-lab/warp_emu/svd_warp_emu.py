@@ -6,8 +6,12 @@ orthogonality, sign convention, order, info words and svdvals agreeing. Slow (mi
 dtype on two cores).
 
     python3 gpu-lab/warp_emu/svd_warp_emu.py f32   # or f64; then `bidiag` for that kernel
+
+Shapes after them (`40x33`, `ones:200x200`) run only those: a Gaussian matrix (and its
+transpose where not square), or the matrix of ones. EMU_A_GLOBAL=1 runs `bidiag` with A
+in global scratch (place 2, svd_bidiag_emu.cpp).
 """
-import ctypes, sys
+import ctypes, re, sys
 import numpy as np
 
 from emu_build import build
@@ -54,8 +58,19 @@ def check(name, a, dt):
         tag = f"{np.dtype(dt).name} {name} {m}x{n} full={full} sweeps={info >> 16} rd={(info >> 2) & 1}"
         if BIDIAG:
             pc = (ctypes.c_int * 2)(); lib.path_counts(pc); tag += f" paths={pc[0]}/{pc[1]}"
+        if SHAPES: tag += " " + " ".join(f"{e}={v:.1e}" for e, v in errs.items())
         print(tag, "FAIL " + " ".join(bad) if bad else "ok")
+SHAPES = [m.groups() for a in sys.argv[2:] if (m := re.fullmatch(r"(?:(gauss|ones):)?(\d+)x(\d+)", a))]
 for dt in [np.float64 if sys.argv[1:2] == ["f64"] else np.float32]:
+    for kind, p, q in SHAPES:
+        p, q = int(p), int(q)
+        if kind == "ones":
+            check("ones", np.ones((p, q)), dt)
+            continue
+        g = rng.standard_normal((p, q))
+        check("gauss", g, dt)
+        if p != q: check("gauss", g.T.copy(), dt)
+    if SHAPES: break
     rows = 64 if dt == np.float32 or BIDIAG else 32
     for q in [1, 2, 15, 16, 17, 31, 32]:
         for p in sorted({q, 16, 17, 32, rows}):

@@ -201,7 +201,7 @@ pub static KERNELS: &[Kernel] = &[
         about: "Golub-Kahan bidiagonalisation and the implicit-shift bidiagonal QR (values by \
                 bisection), a block a matrix (thin factors, values, full ones when square)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_bidiag(p, caps)),
-        version: 2,
+        version: 3,
     },
     Kernel {
         op: Op::Svd,
@@ -218,7 +218,8 @@ pub static KERNELS: &[Kernel] = &[
         about: "QR first (the QR kernels), the SVD of R by the square kernels, U = Q U_R by a \
                 batched product (far from square; thin factors or values)",
         supports: |p, t| matches!(t, Target::Cuda(caps) if cuda::svd::supports_tall(p, caps)),
-        version: 1,
+        // 2: R's SVD by `bidiag` version 3 (its panels where R is in global memory).
+        version: 2,
     },
     Kernel {
         op: Op::Svd,

@@ -326,11 +326,14 @@ pub(crate) fn supports_svd(p: &Problem) -> bool {
 
 /// The SVD shapes the planner sends to cuSOLVER: a few large matrices, which a block a
 /// matrix (`bidiag`) runs on a few of the GPU's SMs for long. `bidiag`'s time is flat in
-/// the batch up to about a matrix an SM, cuSOLVER's grows with it (float32 on the H200,
-/// ms, `bidiag` with its fast path against `cusolver`, 2026-12-04,
-/// docs/results/h200/2026-12-04-svd-fast-path: 1 of 128 4.65 / 4.96, 4 of 256 23.1 /
-/// 19.7, 16 of 256 23.0 / 99.6, 8 of 512 199 / 187, 32 of 512 231 / 490, 1 of 1024 1585 /
-/// 29): from 256 columns, up to q^2 / 16384 matrices (4 of 256, 16 of 512, 64 of 1024).
+/// the batch up to about a matrix an SM, cuSOLVER's grows with it, so cuSOLVER wins below
+/// the ratio of `bidiag`'s time to its own for one matrix. With `bidiag` version 3 (its
+/// panels in global memory) that ratio, on an H100 (the 2026-12-07 table,
+/// docs/results/h100/2026-12-07-svd-panels), at 256 / 512 / 1024 columns: thin factors
+/// float32 1.3 / 2.6 / 8.2, float64 2.0 / 4.1 / 9.7; values float32 0.9 / 1.7 / 4.2,
+/// float64 1.6 / 2.4 / 5.0. From 256 columns, up to q^1.5 / 4096 matrices with vectors
+/// (1 of 256, 2 of 512, 8 of 1024), q^1.5 / 8192 for values (0, 1, 4). (Before version
+/// 3: q^2 / 16384, from the H200's 2026-12-04 times, docs/results/h200/2026-12-04-svd-fast-path.)
 ///
 /// Full factors of a non-square matrix, which only `jacobi` takes among batchlin's kernels
 /// (beyond `warp`'s 64 rows), go to cuSOLVER from 128 rows (the longer side) up to
@@ -341,7 +344,12 @@ pub(crate) fn supports_svd(p: &Problem) -> bool {
 /// wins: 16x5x87 2.1 / 6.9, float64 5x14x60 0.96 / 3.1).
 pub(crate) fn prefer_svd(p: &Problem) -> bool {
     let (pp, q) = (p.m.max(p.n), p.m.min(p.n));
-    let few_large = q >= 256 && p.batch.saturating_mul(16384) <= q * q;
+    let per = if p.variant == Variant::Svdvals {
+        8192.0
+    } else {
+        4096.0
+    };
+    let few_large = q >= 256 && p.batch as f64 * per <= (q as f64).powf(1.5);
     let full_rect = p.variant == Variant::SvdFull && pp != q;
     few_large || (full_rect && pp >= 128 && p.batch.saturating_mul(2048) <= pp * pp)
 }

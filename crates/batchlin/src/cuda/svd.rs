@@ -259,6 +259,11 @@ fn jacobi_shape<T: Real>(
     })
 }
 
+/// Steps a panel of the `bidiag` kernel's bidiagonalisation where A is in global memory
+/// (kernels/svd.cu `BL_SVD_PANEL`): its scratch, U and X (p rows) and V and Y (q rows) of
+/// `PANEL` entries each, holds `2 * PANEL * (p + q)` elements after A.
+const PANEL: usize = 16;
+
 /// The `bidiag` kernel's launch for the tall p x q, and where its work lives (`place`:
 /// 0 A and V in shared memory, 1 V in global scratch, 2 both there) with their leading
 /// dimensions (odd: a thread a row or a column hits distinct banks).
@@ -299,11 +304,15 @@ fn bidiag_shape<T: Real>(
     let (smem, work_elems) = match place {
         0 => (small + a_bytes + v_bytes, 0),
         1 => (small + a_bytes, ldv * q),
-        _ => (small, ldu * q + if vectors { ldv * q } else { 0 }),
+        _ => (
+            small,
+            ldu * q + 2 * PANEL * (p + q) + if vectors { ldv * q } else { 0 },
+        ),
     };
     // The vectors' fast path (kernels/svd.cu `bl_gk_fast_vectors`): two 2q x q buffers of
     // eigenvectors of the Golub-Kahan tridiagonal and their q x q Gram matrix, after A and V.
-    let work_elems = work_elems + if vectors { 5 * q * q } else { 0 };
+    // Whole 16-byte vectors a matrix: the panels' rows are read as vectors.
+    let work_elems = (work_elems + if vectors { 5 * q * q } else { 0 }).next_multiple_of(16 / es);
     if smem > dev.smem_optin {
         return Err(Error::Argument(format!(
             "the CUDA bidiag SVD kernel needs {smem} bytes of shared memory for {}x{}",
@@ -925,24 +934,39 @@ mod tests {
     #[test]
     fn cusolver_is_preferred_for_a_few_large_matrices() {
         let pref = |b, m, n| preference(&Problem::new(Variant::SvdThin, DType::F32, b, m, n));
+        let vals = |b, m, n| preference(&Problem::new(Variant::Svdvals, DType::F64, b, m, n));
         for (b, m, n) in [
             (1, 1024, 1024),
-            (64, 1024, 1024),
+            (8, 1024, 1024),
             (1, 256, 256),
-            (4, 256, 256),
-            (16, 512, 512),
+            (2, 512, 512),
             (1, 1024, 4096),
         ] {
             assert_eq!(pref(b, m, n)[0], "cusolver", "{b}x{m}x{n}");
         }
         for (b, m, n) in [
-            (65, 1024, 1024),
+            (9, 1024, 1024),
             (1, 128, 128),
             (1, 255, 255),
-            (5, 256, 256),
+            (2, 256, 256),
+            (3, 512, 512),
         ] {
             assert!(pref(b, m, n).is_empty(), "{b}x{m}x{n}");
         }
+        // Values alone: cuSOLVER for fewer (the bidiagonal QR's rotations not applied).
+        for (b, n, want) in [
+            (1, 256, false),
+            (1, 512, true),
+            (2, 512, false),
+            (4, 1024, true),
+        ] {
+            assert_eq!(
+                vals(b, n, n).first() == Some(&"cusolver"),
+                want,
+                "{b}x{n}x{n}"
+            );
+        }
+        assert!(vals(5, 1024, 1024).is_empty());
         // Far from square and too many for cuSOLVER: QR first.
         assert_eq!(pref(200, 4096, 1024), vec!["tall"]);
     }

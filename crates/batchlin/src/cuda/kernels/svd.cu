@@ -699,8 +699,9 @@ template <typename T, int P, int Q> __device__ void bl_svd_warp(const SvdArgs& g
 // ---------------------------------------------------------------------------------
 // svd_bidiag_<t>: Golub-Kahan, a block a matrix, on the tall p x q: the CPU kernel's
 // algorithm (cpu/kernels/golub_kahan_svd.rs) with the eigh block kernel's division of
-// labour. Householder bidiagonalisation (LAPACK xGEBD2) of the scaled matrix in the work
-// A (column-major, ld odd), each right reflector kept in a column of the work V; for the
+// labour. Householder bidiagonalisation (LAPACK xGEBD2; by panels, xLABRD's scheme, where A
+// is in global memory) of the scaled matrix in the work A (column-major, ld odd), each
+// right reflector kept in a column of the work V; for the
 // QR iteration, U formed over A and V over its reflectors (xORG2R); then the
 // Golub-Reinsch implicit-shift QR iteration on the bidiagonal, run by thread 0, which
 // publishes each chase's rotations
@@ -1114,6 +1115,242 @@ __device__ T* bl_gk_fast_vectors(const T* d, const T* e, int q, const T* b2, con
     return fl[0] ? nullptr : X;
 }
 
+// The panels' products with A (global memory) are compensated sums (BlDot2): with plain
+// ones the panels' A^T u and A v sum A's own entries where the unblocked steps summed the
+// updated, cancelled ones, and the float64 matrix of ones lost an order of magnitude
+// (host emulator, ||A - U S V^T|| / ||A||: 400x300 3.5e-14 against 4.6e-15 unblocked,
+// 1.7e-15 compensated).
+
+// A group's compensated partial sums added over its G lanes, at lane offsets off0, 2 off0,
+// .. < off0 G (each lane's sum and error carried); the whole warp shuffles.
+template <typename T> __device__ __forceinline__ T bl_dot2_group(BlDot2<T> d, int off0, int G) {
+    for (int off = off0; off < off0 * G; off <<= 1) {
+        const T s = bl_shfl_xor(d.s, off), c = bl_shfl_xor(d.c, off);
+        d.add(s);
+        d.c += c;
+    }
+    return d.value();
+}
+
+// w[c] = sum_{r >= rv} A[c ld + r] v[r] for the columns c in [c0, c1): the columns and v
+// (16-byte aligned) read in 16-byte vectors from row rv (a whole vector) to p's vector (A
+// and v zero past p, v weighting the rows to leave out by zeros), 8 lanes a column (a
+// 128-byte line a load), a vector's products summed plainly, then carried (BlDot2).
+template <typename T>
+__device__ void bl_gk_gcols(const T* A, int ld, int c0, int c1, int rv, int p, const T* v, T* w) {
+    constexpr int VN = BlVec<T>::N, G = 8;
+    const int tid = threadIdx.x, gl = tid & (G - 1), ng = blockDim.x / G;
+    for (int base = c0; base < c1; base += ng) {  // the same trip count in every lane (the shuffles)
+        const int c = base + tid / G;
+        BlDot2<T> s;
+        if (c < c1)
+            for (int r = rv + gl * VN; r < p; r += G * VN) {
+                T a[VN], x[VN];
+                BlVec<T>::ldg(A + (bl_i64)c * ld + r, a);
+                BlVec<T>::ldg(v + r, x);
+                T part = a[0] * x[0];
+#pragma unroll
+                for (int k = 1; k < VN; ++k) part += a[k] * x[k];
+                s.add(part);
+            }
+        const T t = bl_dot2_group(s, 1, G);
+        if (c < c1 && gl == 0) w[c] = t;
+    }
+}
+
+// w[r] = sum_{c in [c0, c1)} A[c ld + r] v[c] for the rows r in [r0, p): G lanes a row (as
+// many as the block fills), a warp's lanes on 32 / G consecutive rows (coalesced), each lane
+// four columns at a time, their products summed plainly, then carried (BlDot2).
+template <typename T>
+__device__ void bl_gk_grows(const T* A, int ld, int r0, int p, int c0, int c1, const T* v, T* w) {
+    const int nr = p - r0;
+    if (nr <= 0) return;
+    int G = 1;
+    while (G < 32 && nr * G * 2 <= (int)blockDim.x) G *= 2;
+    const int R = 32 / G, lane = threadIdx.x & 31, gl = lane / R, per = (blockDim.x >> 5) * R;
+    for (int base = r0; base < p; base += per) {  // the same trip count in every lane
+        const int r = base + (threadIdx.x >> 5) * R + lane % R;
+        BlDot2<T> s;
+        if (r < p) {
+            const T* a = A + r;
+            int c = c0 + 4 * gl;
+            for (; c + 4 <= c1; c += 4 * G)
+                s.add(a[(bl_i64)c * ld] * v[c] + a[(bl_i64)(c + 1) * ld] * v[c + 1] +
+                      a[(bl_i64)(c + 2) * ld] * v[c + 2] + a[(bl_i64)(c + 3) * ld] * v[c + 3]);
+            for (int j = c; j < c1 && j < c + 4; ++j) s.add(a[(bl_i64)j * ld], v[j]);  // a short last block
+        }
+        const T t = bl_dot2_group(s, R, G);
+        if (r < p && gl == 0) w[r] = t;
+    }
+}
+
+// Steps a panel of the bidiagonalisation where A is in global memory (cuda/svd.rs PANEL).
+#define BL_SVD_PANEL 16
+
+// The bidiagonalisation where A is in global memory (place 2), by panels (the scheme of
+// LAPACK's xLABRD, upper bidiagonal, p >= q): within a panel of BL_SVD_PANEL steps A is
+// read as it was at the panel's start and the panel's earlier steps enter as corrections,
+// A_c = A - U Y^T - X V^T over its steps so far; the trailing matrix is updated once a
+// panel, a rank-2nb product. A step then reads the trailing matrix twice (A^T u, A v)
+// where the unblocked one read it four times and wrote it twice.
+// U (left reflectors) and X, p rows, V (right reflectors) and Y, q rows: global scratch,
+// BL_SVD_PANEL entries a row (panels[row NB + step]), 16-byte aligned (cuda/svd.rs rounds
+// each matrix's scratch to whole vectors); step i's entries written from row i (U) or
+// i + 1 (X, V, Y) on, the rows a later read reaches (it reads rows from its own step on).
+// Leaves what the unblocked steps leave: d, e (unshifted), tauq, taup, each left reflector
+// below the diagonal of its column of A, each right one in Vw's column i + 1 from row
+// i + 1 (with vectors). The rest of A's first kend rows and columns is left stale (as at
+// the panel's start): the steps after a panel read rows and columns from kend on only,
+// which the trailing update brings up to date, and the code after only the reflectors.
+// vv, wv: shared, 16-byte aligned, p to whole vectors (zeros past p, as A's rows); sm:
+// 2 BL_SVD_PANEL shared. A call of its own (as bl_refl_apply), its registers apart from
+// the QR iteration's (inlined, the kernel's float spills grew by a tenth).
+template <typename T>
+__device__ __noinline__ void bl_bidiag_panels(T* A, int ld, int p, int q, T* vv, T* wv, T* d, T* e, T* tauq,
+                                              T* taup, T* red, T* Vw, int ldv, T* U, T* X, T* V, T* Y, T* sm) {
+    constexpr int NB = BL_SVD_PANEL, VN = BlVec<T>::N;
+    const int tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    for (int k0 = 0; k0 < q; k0 += NB) {
+        const int kend = min(k0 + NB, q);  // the panel's steps k0 .. kend - 1
+        for (int i = k0; i < kend; ++i) {
+            const int c = i - k0;
+            const T* Ui = U + (bl_i64)i * NB;
+            const T* Xi = X + (bl_i64)i * NB;
+            // Column i from row i as the panel's earlier steps left it; its left reflector
+            // u into vv, U and A (below the diagonal, for Q).
+            T part = T(0);
+            for (int r = i + tid; r < p; r += nt) {
+                const T* Ur = U + (bl_i64)r * NB;
+                const T* Xr = X + (bl_i64)r * NB;
+                T x = A[(bl_i64)i * ld + r];
+                for (int u = 0; u < c; ++u) x -= Ur[u] * Y[(bl_i64)i * NB + u] + Xr[u] * V[(bl_i64)i * NB + u];
+                wv[r] = x;
+                if (r > i) part += x * x;
+            }
+            const T ss = bl_sum_all(part, red);
+            __syncthreads();  // wv[i], where one warp sums without a barrier
+            T beta, t, scal;
+            bl_householder(wv[i], ss, beta, t, scal);
+            const int rv = i / VN * VN;  // the vector holding row i: A^T u from there
+            for (int r = rv + tid; r < p; r += nt) {
+                const T u = r < i ? T(0) : r == i ? T(1) : wv[r] * scal;
+                vv[r] = u;
+                if (r < i) continue;
+                U[(bl_i64)r * NB + c] = u;
+                if (r > i) A[(bl_i64)i * ld + r] = u;
+            }
+            if (tid == 0) {
+                d[i] = beta;
+                tauq[i] = t;
+            }
+            __syncthreads();
+            if (i + 1 >= q) break;  // the last column: a left reflector only
+            // y = tauq A_c^T u over columns i + 1.., A_c^T u = A^T u - Y (U^T u) - V (X^T u):
+            // A^T u into wv, U^T u and X^T u over the panel's earlier steps a warp a product,
+            // into sm.
+            if (t != T(0)) {
+                bl_gk_gcols(A, ld, i + 1, q, rv, p, vv, wv);
+                for (int k = wid; k < 2 * c; k += nw) {
+                    const T* M = k < c ? U + k : X + (k - c);
+                    T s = T(0);
+                    for (int r = i + lane; r < p; r += 32) s += M[(bl_i64)r * NB] * vv[r];
+                    s = bl_warp_sum(s);
+                    if (lane == 0) sm[k] = s;
+                }
+                __syncthreads();
+            }
+            // y into Y; row i from column i + 1 as this step left it (A_c less u y^T, u_i = 1)
+            // into vv.
+            part = T(0);
+            for (int j = i + 1 + tid; j < q; j += nt) {
+                const T* Yj = Y + (bl_i64)j * NB;
+                const T* Vj = V + (bl_i64)j * NB;
+                T y = T(0);
+                if (t != T(0)) {
+                    y = wv[j];
+                    for (int u = 0; u < c; ++u) y -= Yj[u] * sm[u] + Vj[u] * sm[c + u];
+                    y *= t;
+                }
+                Y[(bl_i64)j * NB + c] = y;
+                T z = A[(bl_i64)j * ld + i] - y;
+                for (int u = 0; u < c; ++u) z -= Yj[u] * Ui[u] + Vj[u] * Xi[u];
+                vv[j] = z;
+                if (j > i + 1) part += z * z;
+            }
+            const T ss2 = bl_sum_all(part, red);
+            __syncthreads();  // vv[i + 1]
+            // Its right reflector v into wv, V and Vw's column i + 1.
+            bl_householder(vv[i + 1], ss2, beta, t, scal);
+            for (int j = i + 1 + tid; j < q; j += nt) {
+                const T v = j == i + 1 ? T(1) : vv[j] * scal;
+                wv[j] = v;
+                V[(bl_i64)j * NB + c] = v;
+                if (Vw) Vw[(bl_i64)(i + 1) * ldv + j] = v;
+            }
+            if (tid == 0) {
+                e[i] = beta;
+                taup[i] = t;
+            }
+            __syncthreads();
+            // x = taup A_c v over rows i + 1.., A_c v = A v - U (Y^T v) - X (V^T v) with this
+            // step's u and y: A v into vv, Y^T v (steps to this one) and V^T v (the earlier
+            // ones) a warp a product, into sm.
+            if (t != T(0)) {
+                bl_gk_grows(A, ld, i + 1, p, i + 1, q, wv, vv);
+                for (int k = wid; k < 2 * c + 1; k += nw) {
+                    const T* M = k <= c ? Y + k : V + (k - c - 1);
+                    T s = T(0);
+                    for (int j = i + 1 + lane; j < q; j += 32) s += M[(bl_i64)j * NB] * wv[j];
+                    s = bl_warp_sum(s);
+                    if (lane == 0) sm[k] = s;
+                }
+                __syncthreads();
+            }
+            for (int r = i + 1 + tid; r < p; r += nt) {
+                const T* Ur = U + (bl_i64)r * NB;
+                const T* Xr = X + (bl_i64)r * NB;
+                T x = T(0);
+                if (t != T(0)) {
+                    x = vv[r] - Ur[c] * sm[c];
+                    for (int u = 0; u < c; ++u) x -= Ur[u] * sm[u] + Xr[u] * sm[c + 1 + u];
+                    x *= t;
+                }
+                X[(bl_i64)r * NB + c] = x;
+            }
+            __syncthreads();
+        }
+        // A panel ends short only at q, where nothing is left to update.
+        if (kend >= q) break;
+        // The trailing matrix, rows and columns from kend: A -= U Y^T + X V^T over the
+        // panel's steps, a thread a row (its U and X entries in registers; a warp's rows
+        // consecutive, coalesced) and a share of the columns, row j's Y and V entries read
+        // as 16-byte vectors (the same for every lane).
+        const int nr = p - kend, ncs = max(1, nt / nr);
+        for (int idx = tid; idx < nr * ncs; idx += nt) {
+            const int r = kend + idx % nr, cs = idx / nr;
+            T ur[NB], xr[NB];
+#pragma unroll
+            for (int u = 0; u < NB; u += VN) {
+                BlVec<T>::ldg(U + (bl_i64)r * NB + u, ur + u);
+                BlVec<T>::ldg(X + (bl_i64)r * NB + u, xr + u);
+            }
+            for (int j = kend + cs; j < q; j += ncs) {
+                T s = A[(bl_i64)j * ld + r];
+#pragma unroll
+                for (int u0 = 0; u0 < NB; u0 += VN) {
+                    T yj[VN], vj[VN];
+                    BlVec<T>::ldg(Y + (bl_i64)j * NB + u0, yj);
+                    BlVec<T>::ldg(V + (bl_i64)j * NB + u0, vj);
+#pragma unroll
+                    for (int u = 0; u < VN; ++u) s -= ur[u0 + u] * yj[u] + xr[u0 + u] * vj[u];
+                }
+                A[(bl_i64)j * ld + r] = s;
+            }
+        }
+        __syncthreads();
+    }
+}
+
 template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     extern __shared__ __align__(16) unsigned char bl_smem[];
     const int p = g.p, q = g.q, ld = g.ldu, ldv = g.ldv;
@@ -1127,9 +1364,11 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     const bool vecs = g.place != 2;         // A in shared memory: the products by vectors
     T* A;
     T* V = nullptr;
+    T* panels = nullptr;  // place 2: U, X, V, Y of bl_bidiag_panels
     if (g.place == 2) {
         A = gw;
-        V = gw + (bl_i64)ld * q;
+        panels = gw + (bl_i64)ld * q;
+        V = panels + 2 * BL_SVD_PANEL * (bl_i64)(p + q);
     } else {
         A = sm;
         sm += (bl_i64)ld * q;
@@ -1161,8 +1400,16 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     T* yp = vec ? reinterpret_cast<T*>(g.y) + b * g.y_bs : nullptr;
     __syncthreads();
 
-    // Bidiagonalisation, A = Q B P^T (B upper bidiagonal: d, e).
-    for (int i = 0; i < q; ++i) {
+    // Bidiagonalisation, A = Q B P^T (B upper bidiagonal: d, e): in global memory by panels,
+    // in shared memory a step at a time.
+    if (!vecs) {
+        T* const pU = panels;
+        T* const pX = pU + BL_SVD_PANEL * (bl_i64)p;
+        T* const pV = pX + BL_SVD_PANEL * (bl_i64)p;
+        T* const pY = pV + BL_SVD_PANEL * (bl_i64)q;
+        bl_bidiag_panels<T>(A, ld, p, q, vv, wv, d, e, tauq, taup, red, vec ? V : nullptr, ldv, pU, pX, pV, pY, rot);
+    }
+    for (int i = 0; vecs && i < q; ++i) {
         // The left reflector of column i (rows i..p), kept below the diagonal for U.
         T* ai = A + (bl_i64)i * ld;
         T part = T(0);
@@ -1171,7 +1418,7 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         T beta, t, scal;
         bl_householder(ai[i], ss, beta, t, scal);
         __syncthreads();  // every thread has read ai[i]
-        const int rv = vecs ? i / VN * VN : i;  // the vector holding row i
+        const int rv = i / VN * VN;  // the vector holding row i
         for (int r = rv + tid; r < p; r += nt) {
             const T v = r < i ? T(0) : r == i ? T(1) : ai[r] * scal;
             vv[r] = v;
@@ -1183,19 +1430,9 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         }
         __syncthreads();
         if (t != T(0) && i + 1 < q) {
-            if (vecs) {
-                bl_vec_dots(A, ld, i + 1, q, rv, p, vv, wv, t, bl_vec_lanes(q - i - 1, 32));
-                __syncthreads();
-                bl_gk_rank1(A, ld, i + 1, q, rv, p, vv, wv);
-            } else {
-                bl_gk_dots(A, ld, 1, i + 1, q, i, p, vv, wv, t);
-                __syncthreads();
-                const int nr = p - i, total = (q - i - 1) * nr;
-                for (int idx = tid; idx < total; idx += nt) {
-                    const int c = i + 1 + idx / nr, r = i + idx % nr;
-                    A[(bl_i64)c * ld + r] -= wv[c] * vv[r];
-                }
-            }
+            bl_vec_dots(A, ld, i + 1, q, rv, p, vv, wv, t, bl_vec_lanes(q - i - 1, 32));
+            __syncthreads();
+            bl_gk_rank1(A, ld, i + 1, q, rv, p, vv, wv);
             __syncthreads();
         }
         if (i + 1 >= q) break;
@@ -1220,20 +1457,10 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
         }
         __syncthreads();
         if (t != T(0)) {
-            if (vecs) {
-                const int rw = (i + 1) / VN * VN;  // the vector holding row i + 1
-                bl_gk_dots_rows(A, ld, i + 1, q, rw, i + 1, p, ub, wv, t);
-                __syncthreads();
-                bl_gk_rank1(A, ld, i + 1, q, rw, p, wv, ub);
-            } else {
-                bl_gk_dots(A, 1, ld, i + 1, p, i + 1, q, ub, wv, t);
-                __syncthreads();
-                const int nr = p - i - 1, total = (q - i - 1) * nr;
-                for (int idx = tid; idx < total; idx += nt) {
-                    const int c = i + 1 + idx / nr, r = i + 1 + idx % nr;
-                    A[(bl_i64)c * ld + r] -= wv[r] * ub[c];
-                }
-            }
+            const int rw = (i + 1) / VN * VN;  // the vector holding row i + 1
+            bl_gk_dots_rows(A, ld, i + 1, q, rw, i + 1, p, ub, wv, t);
+            __syncthreads();
+            bl_gk_rank1(A, ld, i + 1, q, rw, p, wv, ub);
             __syncthreads();
         }
     }
@@ -1246,8 +1473,7 @@ template <typename T> __device__ void bl_svd_bidiag(const SvdArgs& g) {
     // The fast path: values by bisection, vectors by twisted factorisations, [u; 0] and v
     // written to the outputs and the reflectors applied to them there (U = Q [u; 0],
     // V = P v; Q and P never formed). The QR iteration below where it declines.
-    T* fs = gw ? gw + (g.place == 2 ? (bl_i64)ld * q + (bl_i64)ldv * q : g.place == 1 ? (bl_i64)ldv * q : 0)
-               : nullptr;
+    T* fs = gw ? (g.place == 2 ? V + (bl_i64)ldv * q : g.place == 1 ? gw + (bl_i64)ldv * q : gw) : nullptr;
     if (vec && q >= 2 && fs) {
         const bl_i64 qq = (bl_i64)q * q;
         T* sig = rot + 2 * q;
