@@ -21,6 +21,8 @@ vector rows, ld odd).
 
     python3 gpu-lab/eigh_block_lab.py [old eigh.cu] [float|double]   # on the GPU machine
 
+`p8`, `p32`: panels of 8 or 32 steps where A is in global memory (the library: 16);
+`s2p8`, `s2p32` the same stopped after the tridiagonalisation.
 LAB_VARIANTS=full,stop2 picks variants, LAB_SHAPES=1024x64x64,.. shapes; LAB_COMPILE_ONLY=1
 compiles and times nothing; LAB_LINEINFO=1 compiles with -lineinfo (for ncu's source page).
 """
@@ -58,14 +60,16 @@ extern "C" __global__ void __launch_bounds__(MAXT, MINB) lab_apply(const T* r, c
 }
 """
 
-# (the text the stop goes before, the statement): bl_eigh_fast's stops return true, so
-# that tql2 does not take the matrix.
+# Each stop's (the text a statement goes before, the statement) pairs: the stops within
+# bl_eigh_vectors (3: after the bisection, 4: after the twisted factorisations) return X0
+# and bl_eigh_fast then returns true, so that tql2 does not take the matrix.
+FAST_ENDS = ("    // Ascending order (bisection's", "    if (STOP == 3 || STOP == 4) return true;\n")
 STOPS = [
-    ("    // Tridiagonalisation: step k", "    if (STOP == 1) return;\n"),
-    ("    // The fast path: vectors without", "    if (STOP == 2) return;\n"),
-    ("    const bl_i64 nn = (bl_i64)n * n;\n    T* X0 = fs;", "    if (STOP == 3) return true;\n"),
-    ("    const T big = BlT<T>::abs_(sig[0])", "    if (STOP == 4) return true;\n"),
-    ("    bl_refl_explicit(R, 1, ld, n - 1);", "    if (STOP == 5) return true;\n"),
+    [("    // Tridiagonalisation: step k", "    if (STOP == 1) return;\n")],
+    [("    // The fast path: vectors without", "    if (STOP == 2) return;\n")],
+    [("    int* fl = msg + 4;", "    if (STOP == 3) return X0;\n"), FAST_ENDS],
+    [("    const T big = BlT<T>::abs_(sig[0])", "    if (STOP == 4) return X0;\n"), FAST_ENDS],
+    [("    bl_refl_explicit(R, 1, ld, n - 1);", "    if (STOP == 5) return true;\n")],
 ]
 
 
@@ -75,9 +79,8 @@ def build(stop=0, dtype="float", src=None, subs=(), minb=1, maxt=512, name="lab"
     src = src or EIGH
     common = COMMON
     src, common = apply_subs(src, common, subs)
-    if stop:
-        at, cut = STOPS[stop - 1]
-        assert at in src, at
+    for at, cut in STOPS[stop - 1] if stop else []:
+        assert src.count(at) == 1, at
         src = src.replace(at, cut + at)
     code = f"#define BL_NO_DEFAULT_INST\n#define STOP {stop}\n" + common + "\n" + src + f"\n#define T {dtype}\n#define MINB {minb}\n#define MAXT {maxt}\n" + LAB
     opts = ("--std=c++17",) + (("-lineinfo",) if os.environ.get("LAB_LINEINFO") else ())
@@ -94,15 +97,17 @@ def layout(n, es, old=False):
     return (l if l % 2 else l + 1) * vn, (2 * l * vn + 7 * n + 32) * es + (8 + n) * 4
 
 
-def run(fn, a, es, nt=None, old=False, smem_cap=232448):
+def run(fn, a, es, nt=None, old=False, smem_cap=232448, panel=16):
     """One launch a matrix as the library's (cuda/eigh.rs run_block): A in shared memory
-    where it fits, the fast path's 3 n^2 scratch in global memory."""
+    where it fits, else A and the panels' V and W (2 x `panel` x n) in global memory; the fast
+    path's 3 n^2 scratch in global memory; a matrix's work whole 16-byte vectors."""
     b, n, _ = a.shape
     ld, small = layout(n, es, old)
     big = n * ld * es
     in_smem = big + small <= smem_cap
     smem = big + small if in_smem else small
-    per = (0 if in_smem else n * ld) + 3 * n * n
+    vn = 16 // es
+    per = -(-((0 if in_smem else n * ld + 2 * panel * n) + 3 * n * n) // vn) * vn
     fn.max_dynamic_shared_size_bytes = smem
     nt = nt or min(max(-(-n // 32), 1), 16) * 32
     w = cp.empty((b, n), a.dtype)
@@ -173,6 +178,10 @@ def main():
           ("        for (int i = 0; i < n; ++i) X0[(bl_i64)i * n + k] *= inv;",
            "        for (int i = 0; i < n; ++i) s2 += X[(bl_i64)i * n + k] * X[(bl_i64)i * n + k];")]
     variants += [("fx4", dict(subs=fx)), ("all4", dict(subs=fx + loop_variants(COMMON)[-1][1]["subs"]))]
+    # Panels of 8 or 32 steps where A is in global memory (BL_EIGH_PANEL; the library 16).
+    pdef = "#define BL_EIGH_PANEL 16\n"
+    variants += [(f"p{w}", dict(panel=w, subs=[(pdef, pdef.replace("16", str(w)))])) for w in (8, 32)]
+    variants += [(f"s2p{w}", dict(stop=2, panel=w, subs=[(pdef, pdef.replace("16", str(w)))])) for w in (8, 32)]
     # The tridiagonalisation alone (stop2) with more threads and 64 registers a thread.
     variants += [("s2t128", dict(stop=2, nt=128, maxt=128, minb=8)), ("s2t256", dict(stop=2, nt=256, maxt=256, minb=4))]
     pick = os.environ.get("LAB_VARIANTS")
@@ -181,14 +190,14 @@ def main():
         if "apply" in pick.split(","):
             apply_only(dtype, es, shapes, rng)
     for name, kw in variants:
-        nt, old = kw.pop("nt", None), kw.pop("old", False)
+        nt, old, panel = kw.pop("nt", None), kw.pop("old", False), kw.pop("panel", 16)
         fn = build(dtype=dtype, **kw)
         print(f"== {name} ({dtype}): {fn.num_regs} registers, {fn.local_size_bytes} B local", flush=True)
         if os.environ.get("LAB_COMPILE_ONLY"):
             continue
         for sh in shapes:
             b, n, _ = sh
-            ms, err = run(fn, data[sh], es, nt=max(nt, 32 * -(-n // 32)) if nt else None, old=old)
+            ms, err = run(fn, data[sh], es, nt=max(nt, 32 * -(-n // 32)) if nt else None, old=old, panel=panel)
             print(f"  {b}x{n}x{n}: {ms:.3f} ms  {err if 'stop' not in name else ''}", flush=True)
 
 

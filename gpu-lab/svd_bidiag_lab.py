@@ -14,7 +14,10 @@ rotation; forming Q and P) and what they found: docs/results/h200/2026-12-04-svd
     python3 gpu-lab/svd_bidiag_lab.py [old svd.cu] [float|double]   # on the GPU machine (CuPy)
 
 LAB_COMPILE_ONLY=1 compiles the variants into CuPy's cache and times nothing (it can run
-beside a GPU job). LAB_VARIANTS=full,nb32 picks variants.
+beside a GPU job). LAB_VARIANTS=full,nb32 picks variants, LAB_SHAPES=256x256x256,.. shapes
+(batch x rows x columns, rows >= columns). `p8`, `p32`: panels of 8 or 32 steps where A is
+in global memory (the library: 16); `s1p8`, `s1p32` the same stopped after the
+bidiagonalisation.
 """
 import os, sys
 import cupy as cp
@@ -84,7 +87,7 @@ def place_of(p, q, es, old=False):
     return 0 if small + a_b + v_b <= 232448 and 3 * (small + a_b + v_b) <= 232448 else 1 if small + a_b <= 232448 else 2
 
 
-def run(fn, a, vec, place, es=4, old=False):
+def run(fn, a, vec, place, es=4, old=False, panel=16):
     b, p, q = a.shape
     ld, small, velems = layout(p, q, es, old)
     ldv = q | 1
@@ -95,7 +98,7 @@ def run(fn, a, vec, place, es=4, old=False):
         smem, welems = small + abytes, ldv * q
     else:
         # A, the panels (U, X, V, Y: cuda/svd.rs PANEL = 16 entries a row), V
-        smem, welems = small, ld * q + 32 * (p + q) + (ldv * q if vec else 0)
+        smem, welems = small, ld * q + 2 * panel * (p + q) + (ldv * q if vec else 0)
     welems += 5 * q * q if vec else 0  # the fast path's scratch (cuda/svd.rs)
     welems = -(-welems // (16 // es)) * (16 // es)  # whole 16-byte vectors a matrix
     fn.max_dynamic_shared_size_bytes = smem
@@ -127,6 +130,8 @@ def main():
     dtype = sys.argv[2] if len(sys.argv) > 2 else "float"
     npt, es = (np.float32, 4) if dtype == "float" else (np.float64, 8)
     shapes = [(4096, 33, 33), (1024, 64, 64), (1024, 128, 128), (256, 256, 256)]
+    if os.environ.get("LAB_SHAPES"):
+        shapes = [tuple(int(x) for x in sh.split("x")) for sh in os.environ["LAB_SHAPES"].split(",")]
     data = {sh: cp.asarray(rng.standard_normal(sh).astype(npt)) for sh in shapes}
     rule = "#define BL_REFL_WIDE_FROM 96\n"
     variants = ([("base", dict(src=open(base).read(), old=True))] if base else []) + [
@@ -135,12 +140,16 @@ def main():
         ("inline", dict(subs=[("__device__ __noinline__ void bl_refl_apply(", "__device__ void bl_refl_apply(")])),
         ("stop1", dict(stop=1)), ("stop2", dict(stop=2)),
         NO_UNROLL] + loop_variants(COMMON)
+    # Panels of 8 or 32 steps where A is in global memory (BL_SVD_PANEL; the library 16).
+    pdef = "#define BL_SVD_PANEL 16\n"
+    variants += [(f"p{w}", dict(panel=w, subs=[(pdef, pdef.replace("16", str(w)))])) for w in (8, 32)]
+    variants += [(f"s1p{w}", dict(stop=1, panel=w, subs=[(pdef, pdef.replace("16", str(w)))])) for w in (8, 32)]
     pick = os.environ.get("LAB_VARIANTS")
     if pick:
         variants = [v for v in variants if v[0] in pick.split(",")]
     minb = 2 if dtype == "float" else 1
     for name, kw in variants:
-        old = kw.pop("old", False)
+        old, panel = kw.pop("old", False), kw.pop("panel", 16)
         fn = build(minb=minb, dtype=dtype, **kw)
         print(f"== {name} ({dtype}): {fn.num_regs} registers, {fn.local_size_bytes} B local", flush=True)
         if os.environ.get("LAB_COMPILE_ONLY"):  # fill CuPy's kernel cache (CPU only)
@@ -148,7 +157,7 @@ def main():
         for sh in shapes:
             b, p, q = sh
             place = place_of(p, q, es, old)
-            ms, err = run(fn, data[sh], True, place, es, old)
+            ms, err = run(fn, data[sh], True, place, es, old, panel)
             print(f"  {b}x{p}x{q} place {place}: {ms:.3f} ms  {err if 'stop' not in name else ''}", flush=True)
 
 
