@@ -22,26 +22,50 @@ struct Dim3 { unsigned x, y, z; };
 inline thread_local Dim3 threadIdx, blockIdx;
 inline Dim3 blockDim{32, 1, 1};
 inline Dim3 gridDim{1, 1, 1};
-inline std::barrier<>* g_bar;
+// A block's barriers and shuffle slots, the thread's own (thread_local) so that several
+// blocks of a cluster (emu_run_cluster) run side by side.
+inline thread_local std::barrier<>* g_bar;
 inline thread_local int g_lane;
-inline unsigned long long g_slots[32];
+inline thread_local unsigned long long* g_slots;
 // Barriers of the lane groups a partial __syncwarp mask names: widths 16 and 8.
-inline std::barrier<>* g_gbar16[2];
-inline std::barrier<>* g_gbar8[4];
-// Runs body() as a block of one warp: 32 threads, a lane each, barriers shared.
-template <typename F> void emu_run_warp(F body) {
-    std::barrier<> bar(32), b16a(16), b16b(16), b8a(8), b8b(8), b8c(8), b8d(8);
-    g_bar = &bar;
-    g_gbar16[0] = &b16a; g_gbar16[1] = &b16b;
-    g_gbar8[0] = &b8a; g_gbar8[1] = &b8b; g_gbar8[2] = &b8c; g_gbar8[3] = &b8d;
+inline thread_local std::barrier<>** g_gbar16;
+inline thread_local std::barrier<>** g_gbar8;
+// A cluster's: its barrier, each block's shared memory, this thread's block (rank).
+inline std::barrier<>* g_cbar;
+inline unsigned char* g_smem_of[16];
+inline thread_local int g_rank;
+inline thread_local unsigned char* g_smem;
+// Runs body() as a cluster of `blocks` blocks of one warp each: 32 threads a block, a lane
+// each, barriers a block's own; `smem` bytes of shared memory a block (g_smem).
+template <typename F> void emu_run_cluster(int blocks, size_t smem, F body) {
+    struct Block {
+        std::barrier<> bar{32}, b16a{16}, b16b{16}, b8a{8}, b8b{8}, b8c{8}, b8d{8};
+        std::barrier<>* g16[2] = {&b16a, &b16b};
+        std::barrier<>* g8[4] = {&b8a, &b8b, &b8c, &b8d};
+        unsigned long long slots[32];
+        std::vector<unsigned char> mem;
+    };
+    std::vector<Block> bl(blocks);
+    std::barrier<> cbar(32 * blocks);
+    g_cbar = &cbar;
+    for (int b = 0; b < blocks; ++b) {
+        bl[b].mem.assign(smem + 16, 0);
+        g_smem_of[b] = bl[b].mem.data() + (16 - (uintptr_t)bl[b].mem.data() % 16) % 16;
+    }
     std::vector<std::thread> th;
-    for (int l = 0; l < 32; ++l)
-        th.emplace_back([=] {
-            g_lane = l; threadIdx = {(unsigned)l, 0, 0}; blockIdx = {0, 0, 0};
-            body();
-        });
+    for (int b = 0; b < blocks; ++b)
+        for (int l = 0; l < 32; ++l)
+            th.emplace_back([=, &bl] {
+                Block& k = bl[b];
+                g_bar = &k.bar; g_gbar16 = k.g16; g_gbar8 = k.g8; g_slots = k.slots;
+                g_rank = b; g_smem = g_smem_of[b];
+                g_lane = l; threadIdx = {(unsigned)l, 0, 0}; blockIdx = {(unsigned)b, 0, 0};
+                body();
+            });
     for (auto& t : th) t.join();
 }
+// Runs body() as a block of one warp: 32 threads, a lane each, barriers shared.
+template <typename F> void emu_run_warp(F body) { emu_run_cluster(1, 0, body); }
 template <typename T> T emu_exchange(T v, int src) {
     static_assert(sizeof(T) <= 8, "");
     unsigned long long u = 0; std::memcpy(&u, &v, sizeof(T));

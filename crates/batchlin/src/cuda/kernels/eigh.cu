@@ -312,6 +312,112 @@ template <typename T> __device__ __forceinline__ T bl_column_scale(const T* Z, i
 // Columns of a panel of the global-memory tridiagonalisation (cuda/eigh.rs PANEL).
 #define BL_EIGH_PANEL 16
 
+// The steps of a panel of the tridiagonalisation in global memory, shared by
+// bl_tridiag_panels (a block a matrix) and the cluster prototype (gpu-lab/eigh_cluster.cu):
+// V and W (PANEL entries a row of A, 16-byte aligned) hold the panel's reflectors v and
+// w = p - (tau/2)(p.v) v. Rows or columns [lo, hi) are the caller's share, a thread a row
+// or column from `lo + threadIdx.x` by `blockDim.x`.
+
+// Column k (rows k..n-1) as the panel's earlier steps c left it into pp: row k of A (as at
+// the panel's start; symmetric, and contiguous) less the corrections; returns this
+// thread's part of the squares below row k + 1.
+template <typename T>
+__device__ __forceinline__ T bl_panel_column(const T* A, int ld, int n, int k, int c, const T* V, const T* W,
+                                             T* pp) {
+    constexpr int NB = BL_EIGH_PANEL;
+    T part = T(0);
+    for (int i = k + threadIdx.x; i < n; i += blockDim.x) {
+        T x = A[(bl_i64)k * ld + i];
+        for (int u = 0; u < c; ++u) x -= V[i * NB + u] * W[k * NB + u] + W[i * NB + u] * V[k * NB + u];
+        pp[i] = x;
+        if (i > k + 1) part += x * x;
+    }
+    return part;
+}
+
+// A v over rows [lo, hi) (A as at the panel's start, columns r0..n-1) into pp, a thread a
+// row, compensated; then y = W^T v and z = V^T v over the panel's earlier steps c into yz,
+// a warp a product (yz read after a barrier).
+template <typename T>
+__device__ __forceinline__ void bl_panel_av(const T* A, int ld, int n, int r0, int c, const T* V, const T* W,
+                                            const T* vv, T* pp, T* yz, int lo, int hi) {
+    constexpr int NB = BL_EIGH_PANEL;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        BlDot2<T> s;
+        int j = r0;
+        for (; j + 4 <= n; j += 4)  // four products summed plainly, then carried exactly
+            s.add(A[(bl_i64)j * ld + i] * vv[j] + A[(bl_i64)(j + 1) * ld + i] * vv[j + 1] +
+                  A[(bl_i64)(j + 2) * ld + i] * vv[j + 2] + A[(bl_i64)(j + 3) * ld + i] * vv[j + 3]);
+        for (; j < n; ++j) s.add(A[(bl_i64)j * ld + i], vv[j]);
+        pp[i] = s.value();
+    }
+    for (int q = wid; q < 2 * c; q += nw) {
+        const T* X = q < c ? W + q : V + (q - c);
+        T s = T(0);
+        for (int j = r0 + lane; j < n; j += 32) s += X[j * NB] * vv[j];
+        s = bl_warp_sum(s);
+        if (lane == 0) yz[q] = s;
+    }
+}
+
+// p = t (A v - V y - W z) over rows [lo, hi), each thread its own rows of A v in pp;
+// returns this thread's part of p.v.
+template <typename T>
+__device__ __forceinline__ T bl_panel_p(int c, T t, const T* V, const T* W, const T* vv, T* pp, const T* yz,
+                                        int lo, int hi) {
+    constexpr int NB = BL_EIGH_PANEL;
+    BlDot2<T> part;
+    for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        T s = pp[i];
+        for (int u = 0; u < c; ++u) s -= V[i * NB + u] * yz[u] + W[i * NB + u] * yz[c + u];
+        s *= t;
+        pp[i] = s;
+        part.add(s, vv[i]);
+    }
+    return part.value();
+}
+
+// A short last panel's unused entries (steps nc.. of rows [lo, hi)) zeroed: the scratch
+// may hold anything there, and the update reads whole rows of V and W.
+template <typename T> __device__ __forceinline__ void bl_panel_zero(T* V, T* W, int nc, int lo, int hi) {
+    constexpr int NB = BL_EIGH_PANEL;
+    for (int idx = threadIdx.x; idx < (hi - lo) * (NB - nc); idx += blockDim.x) {
+        const int i = lo + idx / (NB - nc), u = nc + idx % (NB - nc);
+        V[i * NB + u] = W[i * NB + u] = T(0);
+    }
+}
+
+// The trailing matrix's columns [lo, hi), every row from kend: A -= V W^T + W V^T over the
+// panel's steps, a thread a column (its V and W entries in registers), row j's entries
+// read as 16-byte vectors (the same for every lane); V and W whole from kend (a short last
+// panel's unused entries zero).
+template <typename T>
+__device__ __forceinline__ void bl_panel_update(T* A, int ld, int n, int kend, const T* V, const T* W, int lo,
+                                                int hi) {
+    constexpr int NB = BL_EIGH_PANEL, VN = BlVec<T>::N;
+    for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        T vi[NB], wi[NB];
+#pragma unroll
+        for (int u = 0; u < NB; u += VN) {
+            BlVec<T>::ldg(V + i * NB + u, vi + u);
+            BlVec<T>::ldg(W + i * NB + u, wi + u);
+        }
+        for (int j = kend; j < n; ++j) {
+            T s = A[(bl_i64)j * ld + i];
+#pragma unroll
+            for (int u0 = 0; u0 < NB; u0 += VN) {
+                T vj[VN], wj[VN];
+                BlVec<T>::ldg(V + j * NB + u0, vj);
+                BlVec<T>::ldg(W + j * NB + u0, wj);
+#pragma unroll
+                for (int u = 0; u < VN; ++u) s -= vj[u] * wi[u0 + u] + wj[u] * vi[u0 + u];
+            }
+            A[(bl_i64)j * ld + i] = s;
+        }
+    }
+}
+
 // The tridiagonalisation where A is in global memory, by panels (the scheme of LAPACK's
 // xLATRD, lower): within a panel of BL_EIGH_PANEL steps A is read as it was at the panel's
 // start and the panel's earlier reflectors enter as corrections (A_k = A - V W^T - W V^T
@@ -321,29 +427,20 @@ template <typename T> __device__ __forceinline__ T bl_column_scale(const T* Z, i
 // bound by those reads (float32 from n = 237, float64 from 129 on a 227 KB SM).
 // A: symmetric, whole, row i at A[i ld]; column k keeps step k's reflector below row k + 1
 // (for Q), as the shared-memory steps leave it. V, W (global scratch, PANEL entries a row
-// of A): row i's entries of the panel's reflectors v and of w = p - (tau/2)(p.v) v, each
-// written from the reflector's first row on (the rows before it are never read); 16-byte
-// aligned (cuda/eigh.rs rounds each matrix's scratch to whole vectors). yz:
-// 2 PANEL shared. The products p are compensated sums (BlDot2), as the other path's.
+// of A): each column written from the reflector's first row on (the rows before it are
+// never read); 16-byte aligned (cuda/eigh.rs rounds each matrix's scratch to whole
+// vectors). yz: 2 PANEL shared. The products p are compensated sums (BlDot2), as the
+// other path's.
 template <typename T>
 __device__ void bl_tridiag_panels(T* A, int ld, int n, T* vv, T* pp, T* d, T* e, T* tau, T* red, T* V, T* W,
                                   T* yz) {
-    constexpr int NB = BL_EIGH_PANEL, VN = BlVec<T>::N;
-    const int tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, wid = tid >> 5, nw = nt >> 5;
+    constexpr int NB = BL_EIGH_PANEL;
+    const int tid = threadIdx.x, nt = blockDim.x;
     for (int k0 = 0; k0 < n - 1; k0 += NB) {
         const int kend = min(k0 + NB, n - 1);  // the panel's steps k0 .. kend - 1
         for (int k = k0; k < kend; ++k) {
             const int c = k - k0, r0 = k + 1;
-            // Column k from row k as the panel's earlier steps left it: row k of A (as at the
-            // panel's start; symmetric, and contiguous) less the corrections.
-            T part = T(0);
-            for (int i = k + tid; i < n; i += nt) {
-                T x = A[(bl_i64)k * ld + i];
-                for (int u = 0; u < c; ++u) x -= V[i * NB + u] * W[k * NB + u] + W[i * NB + u] * V[k * NB + u];
-                pp[i] = x;
-                if (i > r0) part += x * x;
-            }
-            const T ss = bl_sum_all(part, red);
+            const T ss = bl_sum_all(bl_panel_column(A, ld, n, k, c, V, W, pp), red);
             __syncthreads();  // pp, where one warp sums without a barrier
             T beta, t, scal;
             bl_householder(pp[r0], ss, beta, t, scal);
@@ -360,73 +457,20 @@ __device__ void bl_tridiag_panels(T* A, int ld, int n, T* vv, T* pp, T* d, T* e,
             }
             __syncthreads();
             if (t != T(0)) {
-                // A v over the trailing rows (as at the panel's start), a thread a row; then
-                // y = W^T v and z = V^T v over the panel's earlier steps, a warp a product.
-                for (int i = r0 + tid; i < n; i += nt) {
-                    BlDot2<T> s;
-                    int j = r0;
-                    for (; j + 4 <= n; j += 4)  // four products summed plainly, then carried exactly
-                        s.add(A[(bl_i64)j * ld + i] * vv[j] + A[(bl_i64)(j + 1) * ld + i] * vv[j + 1] +
-                              A[(bl_i64)(j + 2) * ld + i] * vv[j + 2] + A[(bl_i64)(j + 3) * ld + i] * vv[j + 3]);
-                    for (; j < n; ++j) s.add(A[(bl_i64)j * ld + i], vv[j]);
-                    pp[i] = s.value();
-                }
-                for (int q = wid; q < 2 * c; q += nw) {
-                    const T* X = q < c ? W + q : V + (q - c);
-                    T s = T(0);
-                    for (int j = r0 + lane; j < n; j += 32) s += X[j * NB] * vv[j];
-                    s = bl_warp_sum(s);
-                    if (lane == 0) yz[q] = s;
-                }
+                bl_panel_av(A, ld, n, r0, c, V, W, vv, pp, yz, r0, n);
                 __syncthreads();
-                // p = tau (A v - V y - W z), each thread its own rows of A v; p.v.
-                BlDot2<T> part2;
-                for (int i = r0 + tid; i < n; i += nt) {
-                    T s = pp[i];
-                    for (int u = 0; u < c; ++u) s -= V[i * NB + u] * yz[u] + W[i * NB + u] * yz[c + u];
-                    s *= t;
-                    pp[i] = s;
-                    part2.add(s, vv[i]);
-                }
-                const T kk = -(T(0.5) * t) * bl_sum_all(part2.value(), red);
+                const T kk = -(T(0.5) * t) * bl_sum_all(bl_panel_p(c, t, V, W, vv, pp, yz, r0, n), red);
                 for (int i = r0 + tid; i < n; i += nt) W[i * NB + c] = pp[i] + kk * vv[i];
             } else {
                 for (int i = r0 + tid; i < n; i += nt) W[i * NB + c] = T(0);
             }
             __syncthreads();
         }
-        // The trailing matrix, rows and columns from kend: A -= V W^T + W V^T over the
-        // panel's steps, a thread a column (its V and W entries in registers), row j's
-        // entries read as 16-byte vectors (the same for every lane). A short last panel's
-        // unused entries zeroed first (the scratch may hold anything there).
-        const int nc = kend - k0;
-        if (nc < NB) {
-            for (int idx = tid; idx < (n - kend) * (NB - nc); idx += nt) {
-                const int i = kend + idx / (NB - nc), u = nc + idx % (NB - nc);
-                V[i * NB + u] = W[i * NB + u] = T(0);
-            }
+        if (kend - k0 < NB) {
+            bl_panel_zero(V, W, kend - k0, kend, n);
             __syncthreads();
         }
-        for (int i = kend + tid; i < n; i += nt) {
-            T vi[NB], wi[NB];
-#pragma unroll
-            for (int u = 0; u < NB; u += VN) {
-                BlVec<T>::ldg(V + i * NB + u, vi + u);
-                BlVec<T>::ldg(W + i * NB + u, wi + u);
-            }
-            for (int j = kend; j < n; ++j) {
-                T s = A[(bl_i64)j * ld + i];
-#pragma unroll
-                for (int u0 = 0; u0 < NB; u0 += VN) {
-                    T vj[VN], wj[VN];
-                    BlVec<T>::ldg(V + j * NB + u0, vj);
-                    BlVec<T>::ldg(W + j * NB + u0, wj);
-#pragma unroll
-                    for (int u = 0; u < VN; ++u) s -= vj[u] * wi[u0 + u] + wj[u] * vi[u0 + u];
-                }
-                A[(bl_i64)j * ld + i] = s;
-            }
-        }
+        bl_panel_update(A, ld, n, kend, V, W, kend, n);
         __syncthreads();
     }
 }

@@ -1,0 +1,36 @@
+// The cluster tridiagonalisation prototype (gpu-lab/eigh_cluster.cu) run on the host: a
+// cluster of C blocks of one warp each (warp_emu.h emu_run_cluster), A, V and W in global
+// buffers. Built by eigh_cluster_emu.py.
+#include "warp_emu.h"
+// eigh.cu's kernels compile along (its panel steps are the prototype's); not run here.
+alignas(16) unsigned char bl_smem[1 << 16];
+#define BL_NO_DEFAULT_INST
+#include "common_host.cu"
+#include "eigh.cu"
+#include "../eigh_cluster.cu"
+
+// n x n row-major symmetric a (whole) on C blocks: d, e, tau (n each) and the reflectors
+// below the subdiagonal of r (n x n row-major, column k's from row k + 2).
+template <typename T> int tridiag(const T* a, int n, int C, T* d, T* e, T* tau, T* r) {
+    const int vn = 16 / sizeof(T), l = (n + vn - 1) / vn;
+    const int ld = (l % 2 ? l : l + 1) * vn;
+    std::vector<T> buf((size_t)n * ld + 2 * BL_EIGH_PANEL * (size_t)n + vn);
+    T* A = buf.data();
+    while ((uintptr_t)A % 16) ++A;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) A[(size_t)i * ld + j] = a[(size_t)i * n + j];
+    T* V = A + (size_t)n * ld;  // n ld is whole vectors: V and W stay 16-byte aligned
+    T* W = V + (size_t)BL_EIGH_PANEL * n;
+    const int nv = (n + vn - 1) / vn * vn;
+    const size_t smem = (2 * (size_t)nv + 32 + 2 * BL_EIGH_PANEL + 2) * sizeof(T);
+    emu_run_cluster(C, smem, [&] { bl_tridiag_cluster<T>(A, ld, n, V, W, d, e, tau, C); });
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) r[(size_t)i * n + j] = A[(size_t)i * ld + j];
+    return 0;
+}
+extern "C" int tridiag_f32(const float* a, int n, int C, float* d, float* e, float* tau, float* r) {
+    return tridiag(a, n, C, d, e, tau, r);
+}
+extern "C" int tridiag_f64(const double* a, int n, int C, double* d, double* e, double* tau, double* r) {
+    return tridiag(a, n, C, d, e, tau, r);
+}
