@@ -119,3 +119,28 @@ __device__ void bl_tridiag_cluster(T* A, int ld, int n, T* V, T* W, T* d, T* e, 
         e[n - 1] = T(0);
     }
 }
+
+// The cluster as bl_eigh_vectors' team (eigh.cu): a thread's rank over all its blocks, a
+// sync the cluster's barrier (release / acquire: the scratch's global writes are seen).
+struct BlClusterTeam {
+    int C;
+    __device__ int rank() const { return bl_cl_rank() * blockDim.x + threadIdx.x; }
+    __device__ int size() const { return C * blockDim.x; }
+    __device__ void sync() const { bl_cl_sync(); }
+};
+
+// The tridiagonal (d, e)'s eigenvalues (ascending, by bisection, into ws's sig) and
+// vectors (twisted factorisations; close values' vectors orthogonalised) by the whole
+// cluster, a value a thread over its blocks: bl_eigh_vectors, every scratch in global
+// memory (ws: b2, sig, sc (n each), then X0, X1, Ex (n x n each, row i of the vectors at
+// X[i n])); msg: 8 ints. Returns X0 or X1, whichever holds the vectors (their inverse
+// norms in sc), or null where the fast path declines (as bl_eigh_fast's callers).
+template <typename T>
+__device__ const T* bl_tri_vectors_cluster(const T* d, const T* e, int n, T* ws, int* msg, int C) {
+    T* b2 = ws;
+    T* sig = b2 + n;
+    T* sc = sig + n;
+    T* X0 = sc + n;
+    const bl_i64 nn = (bl_i64)n * n;
+    return bl_eigh_vectors(BlClusterTeam{C}, d, e, b2, n, sig, X0, X0 + nn, X0 + 2 * nn, n, sc, msg);
+}

@@ -34,3 +34,28 @@ extern "C" int tridiag_f32(const float* a, int n, int C, float* d, float* e, flo
 extern "C" int tridiag_f64(const double* a, int n, int C, double* d, double* e, double* tau, double* r) {
     return tridiag(a, n, C, d, e, tau, r);
 }
+
+// The tridiagonal (d, e) of order n on C blocks: w (sig), x (the vectors normalised,
+// row-major), and whether the fast path vouched for them.
+template <typename T> int tri_vectors(const T* d, const T* e, int n, int C, T* w, T* x) {
+    std::vector<T> ws(3 * (size_t)n + 3 * (size_t)n * n);
+    std::vector<int> msg(8, 0);
+    const T* X = nullptr;
+    emu_run_cluster(C, 64, [&] {
+        const T* r = bl_tri_vectors_cluster<T>(d, e, n, ws.data(), msg.data(), C);
+        if (threadIdx.x == 0 && blockIdx.x == 0) X = r;
+    });
+    if (!X) return 0;
+    const T* sig = ws.data() + n;
+    const T* sc = sig + n;
+    for (int k = 0; k < n; ++k) w[k] = sig[k];
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < n; ++k) x[(size_t)i * n + k] = X[(size_t)i * n + k] * sc[k];
+    return 1;
+}
+extern "C" int tri_vectors_f32(const float* d, const float* e, int n, int C, float* w, float* x) {
+    return tri_vectors(d, e, n, C, w, x);
+}
+extern "C" int tri_vectors_f64(const double* d, const double* e, int n, int C, double* w, double* x) {
+    return tri_vectors(d, e, n, C, w, x);
+}

@@ -1,7 +1,9 @@
-"""Checks the cluster tridiagonalisation prototype (gpu-lab/eigh_cluster.cu) on the host,
-no GPU: a cluster of C blocks of one warp each (warp_emu.h), against float64 NumPy: the
-tridiagonal's eigenvalues against the matrix's, and Q^T A Q = T with Q the product of the
-stored reflectors, Q orthogonal. Matrices of eigh_cases' kinds.
+"""Checks the cluster prototype (gpu-lab/eigh_cluster.cu) on the host, no GPU: a cluster of
+C blocks of one warp each (warp_emu.h), against float64 NumPy. The tridiagonalisation:
+the tridiagonal's eigenvalues against the matrix's, and Q^T A Q = T with Q the product of
+the stored reflectors, Q orthogonal. Then the tridiagonal's eigenvalues and vectors by
+the cluster (bl_tri_vectors_cluster): values, residual T x - lambda x and orthogonality
+(or `declined`, where the fast path leaves the matrix to tql2, as for ties).
 
     python3 gpu-lab/warp_emu/eigh_cluster_emu.py f32   # or f64; optional sizes after
     EMU_CLUSTER=2,4,8 (the blocks a cluster to try)
@@ -23,6 +25,14 @@ def tridiag(a, C):
     return d, e, tau, r
 
 
+def tri_vectors(d, e, C):
+    n = d.shape[0]; dt = d.dtype
+    f = lib.tri_vectors_f32 if dt == np.float32 else lib.tri_vectors_f64
+    w = np.full(n, -7.0, dt); x = np.full((n, n), -7.0, dt)
+    ok = f(P(np.ascontiguousarray(d)), P(np.ascontiguousarray(e)), n, C, P(w), P(x))
+    return (w, x) if ok else (None, None)
+
+
 def check(name, a, dt, C):
     a = a.astype(dt); a = np.tril(a) + np.tril(a, -1).T
     n = a.shape[0]
@@ -38,7 +48,20 @@ def check(name, a, dt, C):
     orth = np.linalg.norm(q.T @ q - np.eye(n)) / (n * eps)
     val = np.max(np.abs(np.linalg.eigvalsh(t) - np.linalg.eigvalsh(a64))) / na / (n * eps)
     ok = res < 2 and orth < 2 and val < 2 and np.all(np.isfinite(d))
-    print(f"{np.dtype(dt).name} {name} n={n} C={C} res={res:.2f} orth={orth:.2f} val={val:.2f} (eps n) {'ok' if ok else 'BAD'}", flush=True)
+    line = f"{np.dtype(dt).name} {name} n={n} C={C} tridiagonal res={res:.2f} orth={orth:.2f} val={val:.2f}"
+    # The tridiagonal's values and vectors by the cluster (from its own d and e).
+    w, x = tri_vectors(d.astype(dt), e.astype(dt), C)
+    if w is None:
+        line += "; vectors declined"
+    else:
+        w, x = w.astype(np.float64), x.astype(np.float64)
+        nt = max(np.linalg.norm(t), np.finfo(np.float64).tiny)
+        vval = np.max(np.abs(w - np.linalg.eigvalsh(t))) / nt / (n * eps)
+        vres = np.linalg.norm(t @ x - x * w) / nt / (n * eps)
+        vorth = np.linalg.norm(x.T @ x - np.eye(n)) / (n * eps)
+        ok = ok and vval < 2 and vres < 4 and vorth < 4
+        line += f"; vectors val={vval:.2f} res={vres:.2f} orth={vorth:.2f}"
+    print(f"{line} (eps n) {'ok' if ok else 'BAD'}", flush=True)
     return ok
 
 
@@ -56,6 +79,10 @@ def main():
             "rank1": np.outer(x := rng.standard_normal(n), x),
             "zero": np.zeros((n, n)),
             "identity": np.eye(n),
+            # Groups of close values (within 1e-2 ||T||): their vectors orthogonalised
+            # across the cluster's blocks.
+            "clustered": (lambda q: (q * (np.arange(n) // 8 + 1e-4 * rng.standard_normal(n))) @ q.T)(
+                np.linalg.qr(rng.standard_normal((n, n)))[0]),
         }
         for name, a in kinds.items():
             for C in clusters:
