@@ -144,3 +144,66 @@ __device__ const T* bl_tri_vectors_cluster(const T* d, const T* e, int n, T* ws,
     const bl_i64 nn = (bl_i64)n * n;
     return bl_eigh_vectors(BlClusterTeam{C}, d, e, b2, n, sig, X0, X0 + nn, X0 + 2 * nn, n, sc, msg);
 }
+
+// The whole eigh (values ascending, vectors as columns) of one symmetric matrix on the
+// cluster, the prototype of docs/proposals/gpu-large-matrices.md: no power-of-two scaling
+// and no NaN path yet (the library's kernel adds them as `block` has them). a: the input
+// (n x n row-major, whole); Aw (n x ld, with 4 rows more for the reflectors' tiles to read
+// past the edge), V and W, d, e, tau: as bl_tridiag_cluster; ws, msg: as
+// bl_tri_vectors_cluster; w (n) and vout (n x n row-major): the outputs; Z: scratch for
+// bl_refl_apply, BL_REFL_NB_WIDE x (n + BL_REFL_NB_WIDE) elements a block. Shared memory as
+// bl_tridiag_cluster's, then n ints (the order). Each block then owns a slice of the
+// output's columns: X's columns ordered and normalised, the reflectors applied to them
+// (bl_refl_apply, no exchange), the sign convention. False (in every thread) where the
+// fast path declines, as for ties: the caller's fallback takes the matrix.
+template <typename T>
+__device__ bool bl_eigh_cluster(const T* a, int n, T* Aw, int ld, T* V, T* W, T* d, T* e, T* tau, T* ws,
+                                int* msg, T* w, T* vout, T* Z, int C) {
+    constexpr int VN = BlVec<T>::N;
+    const int tid = threadIdx.x, nt = blockDim.x, wid = tid >> 5, nw = nt >> 5;
+    const int rank = bl_cl_rank();
+    const int nv = (n + VN - 1) / VN * VN;
+    int* perm = reinterpret_cast<int*>(reinterpret_cast<T*>(bl_cl_smem()) + 2 * nv + 34 + 2 * BL_EIGH_PANEL);
+    int lo, hi;
+    bl_cl_slice(0, n, C, rank, lo, hi);
+    for (bl_i64 idx = (bl_i64)lo * n + tid; idx < (bl_i64)hi * n; idx += nt) Aw[(idx / n) * ld + idx % n] = a[idx];
+    bl_cl_sync();
+    bl_tridiag_cluster(Aw, ld, n, V, W, d, e, tau, C);
+    const T* X = bl_tri_vectors_cluster(d, e, n, ws, msg, C);
+    if (!X) return false;
+    const T* sig = ws + n;
+    const T* sc = sig + n;
+    // Ascending order (bisection's values are, but for ties within rounding): a stable
+    // rank sort, each block the whole.
+    for (int j = tid; j < n; j += nt) {
+        const T sj = sig[j];
+        int r = 0;
+        for (int i = 0; i < n; ++i) r += (sig[i] < sj) || (sig[i] == sj && i < j);
+        perm[r] = j;
+    }
+    __syncthreads();
+    if (rank == 0)
+        for (int r = tid; r < n; r += nt) w[r] = sig[perm[r]];
+    int c0, c1;
+    bl_cl_slice(0, n, C, rank, c0, c1);
+    const int nc = c1 > c0 ? c1 - c0 : 0;
+    for (bl_i64 idx = tid; idx < (bl_i64)n * nc; idx += nt) {
+        const int i = (int)(idx / nc), c = c0 + (int)(idx % nc), kc = perm[c];
+        vout[(bl_i64)i * n + c] = X[(bl_i64)i * n + kc] * sc[kc];
+    }
+    // The reflectors whole (bl_refl_explicit's entries), dealt round the cluster's threads.
+    T* R = Aw + ld;  // Q'(r, j) at Aw[r + 1][j]
+    const int k = n - 1;
+    for (bl_i64 idx = (bl_i64)rank * nt + tid; idx < (bl_i64)k * k; idx += (bl_i64)C * nt) {
+        const int j = (int)(idx / k), r = (int)(idx % k);
+        if (r <= j) R[j + (bl_i64)r * ld] = r == j ? T(1) : T(0);
+    }
+    bl_cl_sync();
+    if (nc > 0 && k > 0) {
+        // V = (1 (+) Q') X on this block's columns: rows 1..n-1.
+        const BlRefl<T> rq{R, tau, vout + n + c0, Z, (bl_i64)n, 1, 1, ld, k, k, nc, bl_refl_nb(n)};
+        bl_refl_apply(rq);
+        for (int c = c0 + wid; c < c1; c += nw) bl_warp_sign(vout + c, (bl_i64)n, n, vout, 0, 0);
+    }
+    return true;
+}

@@ -59,3 +59,36 @@ extern "C" int tri_vectors_f32(const float* d, const float* e, int n, int C, flo
 extern "C" int tri_vectors_f64(const double* d, const double* e, int n, int C, double* w, double* x) {
     return tri_vectors(d, e, n, C, w, x);
 }
+
+// The whole eigh of the n x n row-major symmetric a (whole) on C blocks: w, v (row-major,
+// vectors as columns); 0 where the fast path declined.
+template <typename T> int eigh_cluster(const T* a, int n, int C, T* w, T* v) {
+    const int vn = 16 / sizeof(T), l = (n + vn - 1) / vn;
+    const int ld = (l % 2 ? l : l + 1) * vn, nb = BL_REFL_NB_WIDE;
+    const size_t nn = (size_t)n * n;
+    std::vector<T> buf((size_t)(n + 4) * ld + 2 * BL_EIGH_PANEL * (size_t)n + 3 * (size_t)n + 3 * (size_t)n + 3 * nn +
+                       (size_t)C * nb * (n + nb) + vn);
+    T* Aw = buf.data();
+    while ((uintptr_t)Aw % 16) ++Aw;
+    T* V = Aw + (size_t)(n + 4) * ld;
+    T* W = V + (size_t)BL_EIGH_PANEL * n;
+    T* d = W + (size_t)BL_EIGH_PANEL * n;
+    T* e = d + n;
+    T* tau = e + n;
+    T* ws = tau + n;
+    T* Z = ws + 3 * (size_t)n + 3 * nn;
+    std::vector<int> msg(8, 0);
+    std::vector<int> ok(C * 32, 0);
+    const int nv = (n + vn - 1) / vn * vn;
+    const size_t smem = (2 * (size_t)nv + 34 + 2 * BL_EIGH_PANEL) * sizeof(T) + (size_t)n * sizeof(int);
+    emu_run_cluster(C, smem, [&] {
+        const bool r = bl_eigh_cluster<T>(a, n, Aw, ld, V, W, d, e, tau, ws, msg.data(), w, v,
+                                          Z + (size_t)g_rank * nb * (n + nb), C);
+        ok[g_rank * 32 + threadIdx.x] = r;
+    });
+    for (int x : ok)
+        if (x != ok[0]) return -1;  // every thread must agree
+    return ok[0];
+}
+extern "C" int eigh_cluster_f32(const float* a, int n, int C, float* w, float* v) { return eigh_cluster(a, n, C, w, v); }
+extern "C" int eigh_cluster_f64(const double* a, int n, int C, double* w, double* v) { return eigh_cluster(a, n, C, w, v); }

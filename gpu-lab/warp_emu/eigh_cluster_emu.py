@@ -3,7 +3,9 @@ C blocks of one warp each (warp_emu.h), against float64 NumPy. The tridiagonalis
 the tridiagonal's eigenvalues against the matrix's, and Q^T A Q = T with Q the product of
 the stored reflectors, Q orthogonal. Then the tridiagonal's eigenvalues and vectors by
 the cluster (bl_tri_vectors_cluster): values, residual T x - lambda x and orthogonality
-(or `declined`, where the fast path leaves the matrix to tql2, as for ties).
+(or `declined`, where the fast path leaves the matrix to tql2, as for ties). Then the
+whole eigh (bl_eigh_cluster): values, residual A v - lambda v, orthogonality, the sign
+convention (each column's largest entry positive).
 
     python3 gpu-lab/warp_emu/eigh_cluster_emu.py f32   # or f64; optional sizes after
     EMU_CLUSTER=2,4,8 (the blocks a cluster to try)
@@ -31,6 +33,15 @@ def tri_vectors(d, e, C):
     w = np.full(n, -7.0, dt); x = np.full((n, n), -7.0, dt)
     ok = f(P(np.ascontiguousarray(d)), P(np.ascontiguousarray(e)), n, C, P(w), P(x))
     return (w, x) if ok else (None, None)
+
+
+def eigh_cluster(a, C):
+    n = a.shape[0]; dt = a.dtype
+    f = lib.eigh_cluster_f32 if dt == np.float32 else lib.eigh_cluster_f64
+    w = np.full(n, -7.0, dt); v = np.full((n, n), -7.0, dt)
+    r = f(P(np.ascontiguousarray(a)), n, C, P(w), P(v))
+    assert r >= 0, "the cluster's threads disagreed"
+    return (w, v) if r else (None, None)
 
 
 def check(name, a, dt, C):
@@ -61,6 +72,17 @@ def check(name, a, dt, C):
         vorth = np.linalg.norm(x.T @ x - np.eye(n)) / (n * eps)
         ok = ok and vval < 2 and vres < 4 and vorth < 4
         line += f"; vectors val={vval:.2f} res={vres:.2f} orth={vorth:.2f}"
+    w, v = eigh_cluster(a, C)
+    if w is None:
+        line += "; eigh declined"
+    else:
+        w, v = w.astype(np.float64), v.astype(np.float64)
+        ew = np.max(np.abs(w - np.linalg.eigvalsh(a64))) / na / (n * eps)
+        er = np.linalg.norm(a64 @ v - v * w) / na / (n * eps)
+        eo = np.linalg.norm(v.T @ v - np.eye(n)) / (n * eps)
+        sign = bool(np.all(v[np.argmax(np.abs(v), axis=0), np.arange(n)] > 0))
+        ok = ok and ew < 2 and er < 4 and eo < 4 and sign
+        line += f"; eigh val={ew:.2f} res={er:.2f} orth={eo:.2f} sign={'ok' if sign else 'BAD'}"
     print(f"{line} (eps n) {'ok' if ok else 'BAD'}", flush=True)
     return ok
 
