@@ -6,7 +6,7 @@
 # (killed after TUNE_TIMEOUT s), then `CLI tune --check` with what is left of the
 # caller's LEFT seconds (40 kept back, at most 150).
 # Writes tune.log, retune.tar.gz, check.log and check.tar.gz into OUT. Called on the
-# device by session-h.sh (eigh) and session-j.sh (svd).
+# device by kernel-ab.sh (session-h.sh: eigh, session-j.sh: svd).
 #   retune-over.sh OUT OP CLI PREV BUDGET TUNE_TIMEOUT LEFT
 set -uo pipefail
 OUT=$1 OP=$2 CLI=$3 PREV=$4 BUDGET=$5 TUNE_TIMEOUT=$6 LEFT=$7
