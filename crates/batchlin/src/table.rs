@@ -873,9 +873,15 @@ pub struct Transfer {
 }
 
 impl Transfer {
-    /// Microseconds to copy `to_device` bytes in and `to_host` bytes back.
-    pub fn cost_us(&self, to_device: usize, to_host: usize) -> f64 {
-        self.to_device.us(to_device) + self.to_host.us(to_host)
+    /// Microseconds to copy `to_device` bytes in and each of `back` (bytes, a copy each;
+    /// zeros are no copy) back.
+    pub fn cost_us(&self, to_device: usize, back: &[usize]) -> f64 {
+        let back_us: f64 = back
+            .iter()
+            .filter(|&&b| b > 0)
+            .map(|&b| self.to_host.us(b))
+            .sum();
+        self.to_device.us(to_device) + back_us
     }
 }
 
