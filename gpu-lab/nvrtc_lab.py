@@ -3,7 +3,9 @@ sources, textual variants of them, and the timing of a launch."""
 import os, statistics
 import cupy as cp
 
-KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "batchlin", "src", "cuda", "kernels")
+# LAB_KERNELS=DIR: the sources of DIR instead (an A/B of a kernel change in one call).
+KERNELS = os.environ.get("LAB_KERNELS") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "crates", "batchlin", "src", "cuda", "kernels")
 
 
 def source(name):
