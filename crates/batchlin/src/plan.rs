@@ -33,9 +33,10 @@ pub enum KernelParams {
 /// Bytes a plan moves between the host and a device (host data computed on the GPU): the
 /// input in one copy; back, each output and the info words in a copy of its own, as
 /// `cuda::run_host` makes them, each paying the link's latency. Priced as one copy each
-/// way, calls on host data of under 100 KB took 1.8 times the kernel plus the copies
-/// priced (median of 227 held-out shapes, an H100 machine, 2026-12-07), 1.1 priced a copy
-/// at a time (docs/results/h100/2026-12-07-full-tune).
+/// way, the copies of calls on host data under 100 KB (a call's time there less its time
+/// on GPU data) took 1.8 times their price (median of 227 held-out shapes, an H100
+/// machine, 2026-12-07), 1.1 priced a copy at a time
+/// (docs/results/h100/2026-12-07-full-tune).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Copies {
     pub to_device: usize,
