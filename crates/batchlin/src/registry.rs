@@ -87,7 +87,8 @@ pub static KERNELS: &[Kernel] = &[
         name: "faer",
         about: "faer's blocked Householder QR; large matrices",
         supports: any,
-        version: 2,
+        // 3: fewer large matrices than threads run side by side (`cpu::par_for`).
+        version: 3,
     },
     Kernel {
         op: Op::Eigh,
@@ -95,7 +96,8 @@ pub static KERNELS: &[Kernel] = &[
         name: "faer",
         about: "faer's self-adjoint eigendecomposition; large matrices",
         supports: any,
-        version: 2,
+        // 3: fewer large matrices than threads run side by side (`cpu::par_for`).
+        version: 3,
     },
     Kernel {
         op: Op::Svd,
@@ -103,7 +105,8 @@ pub static KERNELS: &[Kernel] = &[
         name: "faer",
         about: "faer's SVD; large and tall matrices",
         supports: any,
-        version: 1,
+        // 2: fewer large matrices than threads run side by side (`cpu::par_for`).
+        version: 2,
     },
     cuda_qr!(
         "warp",

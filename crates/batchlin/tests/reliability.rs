@@ -165,6 +165,77 @@ fn child_global_pool() {
         .expect("rayon's global pool was already built by a batchlin call");
 }
 
+/// Fewer large matrices than threads (a rayon pool of 6 here, a batch of 3 at 200x200 on
+/// `cpu-faer`): they run side by side, faer using a share of the threads inside each. Each
+/// matrix's factors pass the accuracy checks and agree with the same matrix computed
+/// alone (every thread inside it), in both types.
+#[test]
+fn fewer_large_matrices_than_threads_run_side_by_side() {
+    fn each<T: batchlin::Real>() {
+        let mut g = rng(31);
+        let (b, n) = (3, 200);
+        let mats: Vec<M> = (0..b).map(|_| gaussian(&mut g, n, n)).collect();
+        let syms: Vec<M> = (0..b).map(|_| sym_gaussian(&mut g, n)).collect();
+        let (inp, sinp) = (
+            Input::<T>::contiguous(&mats, &[b], n, n),
+            Input::<T>::contiguous(&syms, &[b], n, n),
+        );
+        let f = Backend::CpuFaer;
+        let t = tol::<T>();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(6)
+            .build()
+            .unwrap();
+        let (qr, eig, svd) = pool.install(|| {
+            (
+                run_qr(&inp.view(), QrMode::Reduced, f),
+                run_eigh(&sinp.view(), Uplo::Lower, true, f),
+                run_svd(&inp.view(), false, true, f),
+            )
+        });
+        for i in 0..b {
+            let ctx = format!("{} matrix {i} of {b} side by side", dtype_name::<T>());
+            let q = qr.q.as_ref().map(|q| &q[i]);
+            check_qr(&mats[i], q, &qr.r[i], false, t, &ctx);
+            let v = eig.v.as_ref().map(|v| &v[i]);
+            check_eigh(&syms[i], &eig.w[i].d, v, t, &ctx);
+            let (u, vh) = (
+                svd.u.as_ref().map(|u| &u[i]),
+                svd.vh.as_ref().map(|v| &v[i]),
+            );
+            check_svd(&mats[i], u, &svd.s[i].d, vh, false, t, &ctx);
+            // The same matrix alone: every thread of the pool inside it.
+            let one = Input::<T>::contiguous(std::slice::from_ref(&mats[i]), &[1], n, n);
+            let sone = Input::<T>::contiguous(std::slice::from_ref(&syms[i]), &[1], n, n);
+            let (w1, s1) = pool.install(|| {
+                (
+                    run_eigh(&sone.view(), Uplo::Lower, false, f).w.remove(0),
+                    run_svd(&one.view(), false, false, f).s.remove(0),
+                )
+            });
+            let near = |x: &[f64], y: &[f64], what: &str| {
+                let scale = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let d = x
+                    .iter()
+                    .zip(y)
+                    .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+                assert_le(d / scale, t.eig, what, &ctx);
+            };
+            near(&eig.w[i].d, &w1.d, "eigenvalues against the matrix alone");
+            near(
+                &svd.s[i].d,
+                &s1.d,
+                "singular values against the matrix alone",
+            );
+        }
+        infos_clean(&qr.info, "qr side by side");
+        infos_clean(&eig.info, "eigh side by side");
+        infos_clean(&svd.info, "svd side by side");
+    }
+    each::<f64>();
+    each::<f32>();
+}
+
 // ---------------------------------------------------------------------------------------
 // fork()
 

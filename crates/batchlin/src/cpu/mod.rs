@@ -424,8 +424,9 @@ fn serial_head(
 
 /// Run `f(workspace, index)` for every matrix of the batch: the first ones on the calling
 /// thread (all of a batch too small to be worth the pool, `serial_head`), the rest across
-/// the worker threads. A lone large matrix (or fewer matrices than threads) runs them one
-/// by one and lets faer use every core inside each.
+/// the worker threads. With `inner_par` (fewer large matrices than threads) the matrices
+/// run side by side, faer using a share of the threads inside each (`par_for`); a lone
+/// one gets them all.
 fn for_each_matrix<T: Real, F>(
     batch: usize,
     inner_par: bool,
@@ -443,7 +444,7 @@ where
         return Ok(());
     }
     let threads = pool::threads();
-    if inner_par || batch == 1 || threads == 1 {
+    if batch == 1 || threads == 1 {
         let mut ws = Workspace::new(ws_len, req)?;
         let mut each = || {
             for (i, slot) in info.iter_mut().enumerate() {
@@ -459,7 +460,7 @@ where
         return Ok(());
     }
     let dispatch_us = DISPATCH.us();
-    let (head, pace) = if cost.head_worth_trying(batch, threads, dispatch_us) {
+    let (head, pace) = if !inner_par && cost.head_worth_trying(batch, threads, dispatch_us) {
         let mut ws = Workspace::new(ws_len, req)?;
         serial_head(batch, threads, dispatch_us, |i| info[i] = f(&mut ws, i))
     } else {
@@ -497,17 +498,23 @@ where
 }
 
 /// Whether a lone matrix (or a batch smaller than the thread count) of this size should
-/// get every core inside faer rather than one core per matrix.
+/// get cores inside faer rather than one core per matrix.
 fn use_inner_par(algo: CpuAlgo, batch: usize, m: usize, n: usize) -> bool {
     algo == CpuAlgo::Faer && batch < pool::threads() && m.saturating_mul(n) >= 192 * 192
 }
 
-/// The thread count is named here, not left to faer: `Par::rayon(0)` asks rayon's global
-/// pool (this is evaluated outside `pool::install`), which builds that pool, and panics
-/// where its threads cannot be started (an address-space limit).
-fn par_for(inner: bool) -> Par {
+/// faer's threads inside each matrix: with `inner`, the pool's threads shared among the
+/// batch's matrices, which run side by side. One at a time with every thread inside, they
+/// took the batch times one matrix's time, and faer's threads barely gain on one matrix at
+/// these sizes (16 threads, float32, ms: QR 256x256 3.3 for one matrix, 12.0 for 4, 3.1 for
+/// 16 on a thread each; eigh 512x512 22.1, 140, 33.1; the full SVD of 362x181 9.0, 38.8,
+/// 10.4; docs/results/h100/2026-12-07-full-tune). The thread count is named here, not
+/// left to faer: `Par::rayon(0)` asks rayon's global pool (this is evaluated outside
+/// `pool::install`), which builds that pool, and panics where its threads cannot be
+/// started (an address-space limit).
+fn par_for(inner: bool, batch: usize) -> Par {
     if inner {
-        Par::rayon(pool::threads())
+        Par::rayon((pool::threads() / batch.max(1)).max(1))
     } else {
         Par::Seq
     }
@@ -847,7 +854,7 @@ pub(crate) fn qr_batch<T: Real>(
         QrMode::R => 0,
     };
     let inner = use_inner_par(algo, batch, m, n);
-    let par = par_for(inner);
+    let par = par_for(inner, batch);
     let req = match algo {
         CpuAlgo::Faer => faer_backend::qr_scratch::<T>(m, n, q_cols, par),
         CpuAlgo::Small => StackReq::EMPTY,
@@ -1042,7 +1049,7 @@ pub(crate) fn eigh_batch<T: Real>(
     let (n, batch) = (l.rows, l.batch());
     let vectors = out.v.is_some();
     let inner = use_inner_par(algo, batch, n, n);
-    let par = par_for(inner);
+    let par = par_for(inner, batch);
     let (req, kscratch) = match algo {
         CpuAlgo::Faer => (faer_backend::eigh_scratch::<T>(n, vectors, par), 0),
         CpuAlgo::Small => (StackReq::EMPTY, kernels::eigh_scratch_len(n)),
@@ -1135,7 +1142,7 @@ pub(crate) fn svd_batch<T: Real>(
     let vectors = out.u.is_some();
     let u_cols = if full { p } else { q };
     let inner = use_inner_par(algo, batch, m, n);
-    let par = par_for(inner);
+    let par = par_for(inner, batch);
     // Leading dimensions of the work matrices: the small kernel wants whole chunks.
     let (ld, ldv) = match algo {
         CpuAlgo::Small => (kernels::padded_ld(p), kernels::padded_ld(q)),
