@@ -2402,6 +2402,14 @@ mod tests {
         assert_eq!(regrets[1].of(TABLES), None);
     }
 
+    /// Held by each test that tunes: one tune's timings are not another's load (tests run
+    /// two at a time on the 2-core CI machine).
+    static TUNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn tuning_alone() -> std::sync::MutexGuard<'static, ()> {
+        TUNING.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Four seconds of tuning the CPU's QR into `out`.
     fn short_qr_tune(out: &std::path::Path, resume: bool) -> TuneArgs {
         TuneArgs {
@@ -2419,6 +2427,7 @@ mod tests {
     /// and the planner routes a measured shape by it.
     #[test]
     fn a_short_tune_writes_a_table_the_planner_routes_by() {
+        let _alone = tuning_alone();
         let out = std::env::temp_dir().join(format!("batchlin-tune-test-{}", std::process::id()));
         let args = short_qr_tune(&out, false);
         run(&args, "batchlin tune (test)").unwrap();
@@ -2503,6 +2512,7 @@ mod tests {
     /// there as they were.
     #[test]
     fn a_resumed_tune_measures_a_changed_kernel_again() {
+        let _alone = tuning_alone();
         let out = std::env::temp_dir().join(format!("batchlin-stale-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
         let file = out.join(format!("{}.toml", DeviceKey::this_cpu().file_stem()));
@@ -2539,17 +2549,28 @@ mod tests {
                 .filter(|q| at(q) == at(p))
                 .all(|q| q.median_us >= p.median_us)
         };
+        let kernel = KERNELS.iter().find(|k| kernel_key(k) == changed).unwrap();
         let mut again = 0;
         for p in &first.points {
             match p.kernel == changed {
-                // Where it was the fastest it is never hopeless: measured again.
+                // Where it was the fastest it is measured again, unless this run's own
+                // points of it at a shape within show it hopeless there (`verdict`: on
+                // a loaded CI machine, 2026-12-07, one reading at a smaller shape did).
                 true if fastest(&first, p) => {
                     let q = second
                         .points
                         .iter()
                         .find(|q| q.kernel == changed && at(q) == at(p));
-                    assert!(q.is_some(), "{p:?} not measured again");
-                    again += 1;
+                    if q.is_some() {
+                        again += 1;
+                        continue;
+                    }
+                    let problem = Problem::new(p.variant, p.dtype, p.batch, p.m, p.n);
+                    let best = (second.points.iter().filter(|q| at(q) == at(p)))
+                        .map(|q| q.median_us)
+                        .fold(f64::INFINITY, f64::min);
+                    let hopeless = floor(kernel, &problem, &second.points) > HOPELESS * best;
+                    assert!(hopeless, "{p:?} not measured again, nor hopeless");
                 }
                 true => {}
                 false => assert!(second.points.contains(p), "{p:?} lost"),
@@ -2569,6 +2590,7 @@ mod tests {
     /// measures only shapes the first did not reach, and its files account for both.
     #[test]
     fn a_resumed_tune_keeps_its_points_and_measures_new_shapes() {
+        let _alone = tuning_alone();
         let out = std::env::temp_dir().join(format!("batchlin-resume-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
         let args = short_qr_tune(&out, true);
