@@ -8,7 +8,9 @@
 # TEST_S (150) bounds the test binary. Written once for session-h.sh (eigh) and
 # session-j.sh (svd), which set:
 #   P (the pack: head.xz, new.xz, TEST.xz, lib-test.xz, prev-tables.tar.gz), OP, KERNEL,
-#   VALUES, S32, S64 (the bench's shape lines), TEST, MEMCHECK, TUNE_BUDGET, TUNE_TIMEOUT.
+#   VALUES, S32, S64 (the bench's shape lines), TEST, MEMCHECK, TUNE_BUDGET, TUNE_TIMEOUT;
+#   optionally a second kernel changed in `new`, AB2_KERNEL, timed alike in each round
+#   with AB2_VARIANT (the bench's --variant) at AB2_S32 and AB2_S64.
 #   kernel-ab.sh OUTDIR
 set -uo pipefail
 OUT=${1:?usage: kernel-ab.sh OUTDIR}
@@ -32,6 +34,10 @@ for rep in $(seq 1 "${REPS:-2}"); do
     timeout 60 /tmp/cli/$v "${B[@]}" --shapes /tmp/ab32.txt >> "$OUT/ab.log" 2>&1
     timeout 60 /tmp/cli/$v "${B[@]}" --dtype f64 --shapes /tmp/ab64.txt >> "$OUT/ab.log" 2>&1
     timeout 60 /tmp/cli/$v "${B[@]}" --variant "$VALUES" --shapes /tmp/ab32.txt >> "$OUT/ab.log" 2>&1
+    [ -n "${AB2_KERNEL:-}" ] || continue
+    B2=(bench --op "$OP" --backend cuda --kernel "$AB2_KERNEL" --variant "$AB2_VARIANT")
+    timeout 60 /tmp/cli/$v "${B2[@]}" --shapes /dev/stdin <<< "$AB2_S32" >> "$OUT/ab.log" 2>&1
+    timeout 60 /tmp/cli/$v "${B2[@]}" --dtype f64 --shapes /dev/stdin <<< "$AB2_S64" >> "$OUT/ab.log" 2>&1
   done
 done
 grep -E "^==|^\| (svd|eig)" "$OUT/ab.log" | sed 's/|[^|]*|[^|]*$//'
