@@ -45,6 +45,7 @@ The signatures and results are numpy.linalg's and torch.linalg's::
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 from typing import NamedTuple, Any
@@ -416,10 +417,15 @@ def backend_for(op: str, shape, dtype="float32", device="cpu", *, backend=None) 
     plan's description as ``.plan``. Raises what the call would: UnavailableError, with
     the core's message, for a missing device or an operation the device's backend has no
     kernel for."""
+    _check_str("backend_for", "op", op)
+    _check_backend("backend_for", backend)
     dev = device if isinstance(device, str) else str(device)  # torch.device: "cuda:0"
     if dev != "cpu" or backend is not None:
         _front.cuda_libs()
-    dims = [int(d) for d in shape]
+    try:
+        dims = [operator.index(d) for d in shape]
+    except TypeError:
+        raise _front.arg_type_error("backend_for", "shape", "a sequence of ints", shape) from None
     if any(d < 0 for d in dims):
         raise ValueError(f"batchlin shape error: sizes must be >= 0, got shape {tuple(dims)}")
     name, plan = _native.plan(op, dims, _dtype_name(dtype), dev, backend)

@@ -50,6 +50,9 @@ class DTypeError(ValueError, TypeError):
     """The input's element type is not one batchlin computes in (complex, object, ...)."""
 
 
+DTypeError.__module__ = "batchlin"  # shown as batchlin.DTypeError, where users catch it
+
+
 _ndarray = np.ndarray
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)

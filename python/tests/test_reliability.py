@@ -221,6 +221,26 @@ def test_backend_for_negative_size_is_value_error():
     assert batchlin.backend_for("qr", (4, 4, 4)) in batchlin._native.BACKENDS
 
 
+@pytest.mark.parametrize("args, kw, said", [
+    ((None, (4, 4)), {}, "batchlin.backend_for: op must be a str, got NoneType"),
+    ((5, (4, 4)), {}, "batchlin.backend_for: op must be a str, got int"),
+    (("qr", 4), {}, "batchlin.backend_for: shape must be a sequence of ints, got int"),
+    (("qr", (4.0, 4)), {}, "batchlin.backend_for: shape must be a sequence of ints, got tuple"),
+    (("qr", (4, 4)), {"backend": 3}, "batchlin.backend_for: backend must be a str or None, got int"),
+])
+def test_backend_for_type_errors_name_the_function_and_argument(args, kw, said):
+    with pytest.raises(TypeError) as e:
+        batchlin.backend_for(*args, **kw)
+    assert str(e.value) == said
+
+
+def test_dtype_error_is_named_from_the_package():
+    with pytest.raises(batchlin.DTypeError) as e:
+        batchlin.qr(np.ones((2, 2), dtype=complex))
+    assert f"{type(e.value).__module__}.{type(e.value).__qualname__}" == "batchlin.DTypeError"
+    assert isinstance(e.value, TypeError) and isinstance(e.value, ValueError)
+
+
 def test_float32_overflow_sets_the_overflow_flag():
     a = np.full((2, 4, 4), 3e38, dtype=np.float32)
     a[1] = 1.0  # the other matrix of the batch is untouched
