@@ -69,6 +69,11 @@ def _np(a: Tensor, op: str) -> np.ndarray:
     """A NumPy view of a CPU tensor's memory (no copy)."""
     if not a.is_cpu:
         _check_device(a, op)
+    if a.dtype is not _F32 and a.dtype is not _F64:  # the custom ops' input, as on CUDA
+        _batch_and_mn(a, op)
+    if a.layout is not _STRIDED:
+        raise TypeError(f"batchlin.{op}: {a.layout} tensors are not supported; "
+                        "pass a dense one (Tensor.to_dense())")
     if a.requires_grad:
         a = a.detach()
     if a.is_neg():
@@ -203,6 +208,7 @@ def _register(name: str, schema: str, kernel, fake, setup_context, backward):
 # (what torch.cuda.current_stream(dev).cuda_stream returns, at a tenth of the cost).
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 _INT32 = torch.int32
+_STRIDED = torch.strided
 _empty = torch.empty
 _data_ptr = Tensor.data_ptr
 _Unavailable = _front.UnavailableError
@@ -614,7 +620,8 @@ def eigh(a: Tensor, UPLO="L", vectors=True, backend=None, ex=False):
     if eager and a.is_cuda:
         w, v, info = _cuda("eigh" if vectors else "eigvalsh", a, UPLO, backend, ex)
     elif eager and a.is_cpu:
-        w, v, info = _native.eigh(_np(a, "eigh"), UPLO, vectors, backend)
+        x = _np(a, "eigh" if vectors else "eigvalsh")
+        w, v, info = _native.eigh(x, UPLO, vectors, backend)
         w = _t(w)
         v = None if v is None else _t(v)
         info = _info(info) if ex else None
@@ -640,7 +647,8 @@ def svd(a: Tensor, full_matrices=False, vectors=True, backend=None, ex=False):
         u, s, vh, info = _cuda(_front.svd_variant(full_matrices, vectors), a, "L", backend,
                                ex)
     elif eager and a.is_cpu:
-        u, s, vh, info = _native.svd(_np(a, "svd"), full_matrices, vectors, backend)
+        x = _np(a, "svd" if vectors else "svdvals")
+        u, s, vh, info = _native.svd(x, full_matrices, vectors, backend)
         s = _t(s)
         if vectors:
             u, vh = _t(u), _t(vh)

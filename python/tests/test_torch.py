@@ -42,6 +42,20 @@ def test_ops_registered_and_checked():
     opcheck(torch.ops.batchlin.svdvals.default, (a, "auto"))
 
 
+@pytest.mark.parametrize("op", ["qr", "eigh", "eigvalsh", "svd", "svdvals"])
+def test_ops_refuse_other_types_and_layouts_naming_the_op(op):
+    # The front doors promote; the ops take float32 and float64 alone (their outputs'
+    # type is the input's), as on CUDA tensors, and say so.
+    a = torch.randn(2, 4, 4)
+    for bad in (a.bfloat16(), a.half(), a.int(), a > 0, a.to(torch.complex64)):
+        with pytest.raises(batchlin.DTypeError, match=f"torch.ops.batchlin.{op} takes"):
+            getattr(torch.ops.batchlin, op)(bad)
+    with pytest.raises(TypeError, match=f"batchlin.{op}: torch.sparse_coo tensors"):
+        getattr(torch.ops.batchlin, op)(a[0].to_sparse())
+    with pytest.raises(TypeError, match=f"batchlin.{op}: torch.sparse_coo tensors"):
+        getattr(batchlin, op)(a[0].to_sparse())
+
+
 def test_ops_autograd_kernel_records_backward_and_skips_it_when_not_needed():
     # The ops' own autograd kernel: with a gradient needed it records the backward (the
     # same gradient as batchlin.qr's); with none (no_grad, or no input requiring grad)
