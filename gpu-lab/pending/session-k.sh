@@ -1,6 +1,6 @@
 #!/bin/bash
 # One call: eigh `block` version 6 (`new`: the panel steps load ahead of their sums,
-# branch panel-ahead, gpu-lab/pending/eigh-panel-ahead.patch) against version 5 (`head`),
+# branch gpu-next, gpu-lab/pending/eigh-panel-ahead.patch) against version 5 (`head`),
 # alternated, forced, at shapes of the global-memory path; the eigh tests and the
 # library's CUDA tests on `new`; memcheck on the structured eigh test; with RETUNE=1 eigh
 # measured again by `new` over the built-in H100 tables (docs/results/h100/2026-12-07-svd-panels)
