@@ -11,25 +11,17 @@ std::atomic<int> g_paths[2];
 #define BL_NO_DEFAULT_INST
 #include "common_host.cu"
 #include "svd.cu"  // its `extern __shared__` bl_smem is the buffer above
+#include "svd_emu_args.h"
 
 template <typename T> void run_one(SvdArgs g) {
     emu_run_warp([&] { bl_svd_bidiag<T>(g); });
 }
-// m x n row-major A; U m x k row-major, Vh k x n row-major (thin); vectors: u != NULL.
+// Thin factors (or full ones of a square matrix) alone: as cuda/svd.rs takes them.
 template <typename T> int svd(const T* a, int m, int n, int full, T* u, T* s, T* vh, unsigned* info) {
-    SvdArgs g{};
-    const bool wide = m < n;
-    const int p = wide ? n : m, q = wide ? m : n, k = q;
+    SvdArgs g = svd_emu_args(a, m, n, full, u, s, vh, info);
+    const int p = g.p, q = g.q;
     const bool vec = u != nullptr;
     if (full && p != q) return -1;
-    g.a = a;
-    if (!wide) { g.a_rs = n; g.a_cs = 1; } else { g.a_rs = 1; g.a_cs = n; }
-    g.s = s; g.s_cs = 1;
-    if (vec) {
-        if (!wide) { g.x = u; g.x_rs = k; g.x_cs = 1; g.y = vh; g.y_rs = 1; g.y_cs = n; }
-        else { g.x = vh; g.x_rs = 1; g.x_cs = n; g.y = u; g.y_rs = k; g.y_cs = 1; }
-    }
-    g.info = info; g.p = p; g.q = q; g.xcols = q; g.sign_from_v = wide; g.nmat = 1;
     // cuda/svd.rs ld_vectors: whole 16-byte vectors, an odd number of them.
     const int vn = 16 / sizeof(T), l = (p + vn - 1) / vn;
     g.ldu = (l % 2 ? l : l + 1) * vn; g.ldv = q | 1;

@@ -8,28 +8,15 @@ alignas(16) unsigned char bl_smem[1 << 20];
 #define BL_NO_DEFAULT_INST
 #include "common_host.cu"
 #include "svd.cu"
+#include "svd_emu_args.h"
 
-// m x n row-major A (a wide one decomposed as its transpose, as cuda/svd.rs does);
-// u: m x uc row-major, vh: vr x n row-major (full: uc = m, vr = n; else k = min(m, n));
-// u == NULL: values alone. Returns -1 for a shape the emulator cannot run.
+// Returns -1 for a shape the emulator cannot run.
 template <typename T> int svd(const T* a, int m, int n, int full, T* u, T* s, T* vh, unsigned* info) {
-    const bool wide = m < n;
-    const int p = wide ? n : m, q = wide ? m : n;
+    SvdArgs g = svd_emu_args(a, m, n, full, u, s, vh, info);
+    const int p = g.p, q = g.q, xc = g.xcols;
     if (p < 65) return -1;
     const bool vec = u != nullptr;
-    const int xc = vec && full ? p : q, uc = full ? m : q, vr = full ? n : q;
-    SvdArgs g{};
-    g.a = a;
-    if (!wide) { g.a_rs = n; g.a_cs = 1; } else { g.a_rs = 1; g.a_cs = n; }
-    g.s = s; g.s_cs = 1;
-    if (vec) {
-        // Tall: work U -> U, work V -> Vh^T. Wide: work U -> Vh^T, work V -> U.
-        if (!wide) { g.x = u; g.x_rs = uc; g.x_cs = 1; g.y = vh; g.y_rs = 1; g.y_cs = n; }
-        else { g.x = vh; g.x_rs = 1; g.x_cs = n; g.y = u; g.y_rs = uc; g.y_cs = 1; }
-    }
-    (void)vr;
-    g.info = info; g.p = p; g.q = q; g.xcols = xc; g.ldu = p; g.sign_from_v = wide;
-    g.max_sweeps = 40; g.lpp = 32; g.nmat = 1;
+    g.ldu = p; g.lpp = 32;
     const size_t big = vec ? (size_t)p * xc + (size_t)q * q : (size_t)p * q;
     std::vector<double> work(big);
     g.work = work.data(); g.work_bs = (long long)big;
