@@ -1,7 +1,7 @@
 """A NumPy model of the `jacobi` SVD kernel (kernels/svd.cu, bl_svd_jacobi) in float64: the
 same scaling, pair order, Rutishauser rotation, tolerance, null-column rule and
 re-orthogonalisation, each round's disjoint pairs at once. For the kernel's accuracy at
-sizes the host emulator (warp_emu/svd_jacobi_emu.py) takes hours to run, and its
+sizes the host emulator (warp_emu/svd_warp_emu.py jacobi) takes hours to run, and its
 variants:
 
   as is       version 1: sigma_j the rotated columns' norms, U's and V's columns made

@@ -2,7 +2,7 @@
 // time as a block of one warp (warp_emu.h), U and V in a global work buffer (as the kernel
 // places them where they do not fit in shared memory). Columns of 65 rows or more: a whole
 // warp a column pair (the emulator's shuffles wait on the whole warp). Built by
-// svd_jacobi_emu.py.
+// svd_warp_emu.py jacobi.
 #include "warp_emu.h"
 alignas(16) unsigned char bl_smem[1 << 20];
 #define BL_NO_DEFAULT_INST

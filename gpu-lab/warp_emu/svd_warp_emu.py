@@ -5,7 +5,10 @@ with a thread a lane, and checks against float64 NumPy: singular values, reconst
 orthogonality, sign convention, order, info words and svdvals agreeing. Slow (minutes a
 dtype on two cores).
 
-    python3 gpu-lab/warp_emu/svd_warp_emu.py f32   # or f64; then `bidiag` for that kernel
+    python3 gpu-lab/warp_emu/svd_warp_emu.py f32   # or f64; then `bidiag` or `jacobi`
+
+`jacobi` runs that kernel as a block of one warp with U and V in global work
+(svd_jacobi_emu.cpp), on matrices of 65 rows or more, and checks the rank flag too.
 
 Shapes after them (`40x33`, `ones:200x200`) run only those: a Gaussian matrix (and its
 transpose where not square), or the matrix of ones. EMU_A_GLOBAL=1 runs `bidiag` with A
@@ -17,7 +20,8 @@ import numpy as np
 from emu_build import build
 
 BIDIAG = "bidiag" in sys.argv[2:]
-lib = build("svd_bidiag_emu.cpp" if BIDIAG else "svd_warp_emu.cpp")
+JACOBI = "jacobi" in sys.argv[2:]
+lib = build("svd_bidiag_emu.cpp" if BIDIAG else "svd_jacobi_emu.cpp" if JACOBI else "svd_warp_emu.cpp")
 
 
 def run(a, full, vectors):
@@ -32,7 +36,7 @@ def run(a, full, vectors):
     return (u, s, vh, int(info[0])) if vectors else (None, s, None, int(info[0]))
 rng = np.random.default_rng(1)
 worst = {}
-def check(name, a, dt):
+def check(name, a, dt, deficient=None):
     a = a.astype(dt); a64 = a.astype(np.float64)
     m, n = a.shape; k = min(m, n)
     floor = 2e-5 if dt == np.float32 else 3.7e-14
@@ -53,6 +57,7 @@ def check(name, a, dt):
         if not (u64[idx, np.arange(u.shape[1])] > 0).all(): bad.append("sign")
         if not (np.diff(s64) <= 0).all(): bad.append("order")
         if info & 3: bad.append(f"info {info:#x}")
+        if deficient is not None and bool(info & 4) != deficient: bad.append(f"rank flag {info:#x}")
         if iv & 0xffff != info & 0xffff: bad.append(f"values info {iv:#x} vs {info:#x}")
         for e, v in errs.items(): worst[e] = max(worst.get(e, 0), v)
         tag = f"{np.dtype(dt).name} {name} {m}x{n} full={full} sweeps={info >> 16} rd={(info >> 2) & 1}"
@@ -71,6 +76,21 @@ for dt in [np.float64 if sys.argv[1:2] == ["f64"] else np.float32]:
         check("gauss", g, dt)
         if p != q: check("gauss", g.T.copy(), dt)
     if SHAPES: break
+    if JACOBI:
+        # 65 rows or more (a whole warp a column pair: the emulator's shuffles wait on the
+        # whole warp); few columns where they do not matter (its time goes as their square).
+        g = rng.standard_normal((100, 30))
+        check("gauss", g, dt); check("gauss", g.T.copy(), dt)
+        x, y = (np.linalg.qr(rng.standard_normal((r, 48)))[0] for r in (80, 48))
+        check("graded", (x * np.geomspace(1, 1e-3, 48)) @ y.T, dt)
+        check("ones", np.ones((70, 24)), dt, deficient=True)
+        check("zeros", np.zeros((66, 20)), dt, deficient=True)
+        check("rank1", np.outer(rng.standard_normal(90), rng.standard_normal(24)), dt, deficient=True)
+        r5 = rng.standard_normal((80, 5)) @ rng.standard_normal((5, 30))
+        check("rank5", r5, dt, deficient=True); check("rank5", r5.T.copy(), dt, deficient=True)
+        check("tiny", 1e-30 * rng.standard_normal((70, 20)), dt)
+        check("identity", np.eye(66), dt)
+        break
     rows = 64 if dt == np.float32 or BIDIAG else 32
     for q in [1, 2, 15, 16, 17, 31, 32]:
         for p in sorted({q, 16, 17, 32, rows}):
